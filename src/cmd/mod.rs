@@ -1,0 +1,35 @@
+//! The subcommands behind the `touchmove` binary: each parses its own arguments (clap) and
+//! returns an [`Exit`] status that means something to a script.
+
+pub mod rules;
+
+use std::process::ExitCode;
+
+/// How a command ended.
+#[derive(Debug)]
+pub enum Exit {
+    /// Everything was processed.
+    Ok,
+    /// The input is wrong (a malformed line, an unknown square, time going backwards, a bad
+    /// FEN): the message names the file, line and field. Exit code 2.
+    BadInput(String),
+    /// Something else failed (a file could not be written). Exit code 1.
+    Failed(String),
+}
+
+impl Exit {
+    /// Prints the message, if any, and turns the status into a process exit code.
+    pub fn report(self) -> ExitCode {
+        match self {
+            Exit::Ok => ExitCode::SUCCESS,
+            Exit::BadInput(message) => {
+                eprintln!("error: {message}");
+                ExitCode::from(2)
+            }
+            Exit::Failed(message) => {
+                eprintln!("error: {message}");
+                ExitCode::from(1)
+            }
+        }
+    }
+}

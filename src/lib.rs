@@ -1,0 +1,13 @@
+//! touchmove: an arbiter's second pair of eyes for over-the-board chess.
+//!
+//! Physical events at the board (touches, lifts, releases, presses, with the hand that did
+//! each) go into the [`rules`] engine, which rebuilds the game with shakmaty and rules on every
+//! breach of FIDE Article 4, the act of moving the pieces. The event contract lives in
+//! [`events`]; the game is written as PGN by [`pgn`].
+
+#![warn(missing_docs)]
+
+pub mod cmd;
+pub mod events;
+pub mod pgn;
+pub mod rules;

@@ -1,0 +1,33 @@
+//! The `touchmove` command line: subcommands only; each lives in `touchmove::cmd`.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use touchmove::cmd;
+
+/// touchmove watches an over-the-board chess game and acts as an arbiter's second pair of
+/// eyes: it rebuilds the game from what the hands did and flags every breach of FIDE Article 4
+/// (touch-move, one hand per move, castling and promotion order, released pieces).
+#[derive(Parser)]
+#[command(version, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    Rules(cmd::rules::Args),
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
+        .init();
+    let cli = Cli::parse();
+    let status = match cli.command {
+        Command::Rules(args) => cmd::rules::run(&args, &mut std::io::stdout().lock()),
+    };
+    status.report()
+}

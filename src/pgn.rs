@@ -1,0 +1,148 @@
+//! The game as standard PGN (export format): the seven-tag roster, SAN moves, and every ruling
+//! as a comment after the move it concerns, with its time. Written atomically, so a broadcast
+//! polling the file never reads half a game.
+
+use std::fmt::Write as _;
+use std::io;
+use std::path::Path;
+
+use shakmaty::fen::Fen;
+use shakmaty::{Chess, Color, EnPassantMode, Position};
+
+use crate::rules::Record;
+
+/// A game being recorded from the engine's output.
+#[derive(Clone, Debug)]
+pub struct Game {
+    start: Chess,
+    moves: Vec<(String, Vec<String>)>,
+    pending: Vec<String>,
+    end: Chess,
+}
+
+impl Game {
+    /// A game starting from `start`.
+    pub fn new(start: &Chess) -> Game {
+        Game { start: start.clone(), moves: Vec::new(), pending: Vec::new(), end: start.clone() }
+    }
+
+    /// Takes one line of the engine's output into the game.
+    pub fn record(&mut self, record: &Record, position_after: &Chess) {
+        match record {
+            Record::Move(m) => {
+                self.moves.push((m.san.clone(), std::mem::take(&mut self.pending)));
+                self.end = position_after.clone();
+            }
+            Record::Ruling(r) => self.pending.push(format!(
+                "{:.1}s {} {} ({}): {}",
+                r.t,
+                r.verdict.as_str(),
+                r.article,
+                if r.side == Color::White { "White" } else { "Black" },
+                r.text
+            )),
+            Record::ClaimClosed(c) => self.pending.push(format!("{:.1}s 4.8: {}", c.t, c.text)),
+            Record::Warning(_) => {}
+        }
+    }
+
+    /// The result tag: decided only by checkmate or a drawn final position, else `*`.
+    fn result(&self) -> &'static str {
+        self.end.outcome().as_str()
+    }
+
+    /// The PGN text.
+    pub fn to_pgn(&self, event: &str) -> String {
+        let result = self.result();
+        let mut out = String::new();
+        let tags = [
+            ("Event", event),
+            ("Site", "?"),
+            ("Date", "????.??.??"),
+            ("Round", "?"),
+            ("White", "?"),
+            ("Black", "?"),
+            ("Result", result),
+        ];
+        for (k, v) in tags {
+            let _ = writeln!(out, "[{k} \"{}\"]", v.replace('\\', "\\\\").replace('"', "\\\""));
+        }
+        if self.start != Chess::default() {
+            let _ = writeln!(out, "[SetUp \"1\"]\n[FEN \"{}\"]", Fen::from_position(&self.start, EnPassantMode::Legal));
+        }
+        out.push_str("[Annotator \"touchmove\"]\n\n");
+        let mut tokens: Vec<String> = Vec::new();
+        let mut number = self.start.fullmoves().get();
+        let mut turn = self.start.turn();
+        let mut need_number = true;
+        for (san, comments) in &self.moves {
+            if turn == Color::White {
+                tokens.push(format!("{number}."));
+            } else if need_number {
+                tokens.push(format!("{number}..."));
+            }
+            tokens.push(san.clone());
+            need_number = !comments.is_empty();
+            tokens.extend(comments.iter().map(|c| comment(c)));
+            if turn == Color::Black {
+                number += 1;
+            }
+            turn = turn.other();
+        }
+        tokens.extend(self.pending.iter().map(|c| comment(c)));
+        tokens.push(result.to_string());
+        let mut line = String::new();
+        for token in tokens {
+            if !line.is_empty() && line.len() + 1 + token.len() > 79 {
+                out.push_str(&line);
+                out.push('\n');
+                line.clear();
+            }
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(&token);
+        }
+        out.push_str(&line);
+        out.push_str("\n\n");
+        out
+    }
+
+    /// Writes the PGN to `path` through a temporary file and a rename.
+    pub fn write_atomic(&self, path: &Path, event: &str) -> io::Result<()> {
+        let mut tmp = path.as_os_str().to_owned();
+        tmp.push(".tmp");
+        std::fs::write(&tmp, self.to_pgn(event))?;
+        std::fs::rename(&tmp, path)
+    }
+}
+
+/// A PGN comment; braces cannot appear inside one.
+fn comment(text: &str) -> String {
+    format!("{{ {} }}", text.replace(['{', '}'], ""))
+}
+
+#[cfg(test)]
+mod tests {
+    use shakmaty::{Move, Role, Square};
+
+    use super::*;
+    use crate::rules::MoveRecord;
+
+    #[test]
+    fn writes_numbers_comments_and_result() {
+        let start = Chess::default();
+        let mut game = Game::new(&start);
+        let mut pos = start.clone();
+        for (from, to, role) in [(Square::F2, Square::F3, Role::Pawn), (Square::E7, Square::E5, Role::Pawn), (Square::G2, Square::G4, Role::Pawn), (Square::D8, Square::H4, Role::Queen)] {
+            let m = Move::Normal { role, from, capture: None, to, promotion: None };
+            let side = pos.turn();
+            let san = shakmaty::san::SanPlus::from_move_and_play_unchecked(&mut pos, m).to_string();
+            let record = Record::Move(MoveRecord { t: 1.0, made_t: 1.0, ply: 1, side, m, san, fen: String::new() });
+            game.record(&record, &pos);
+        }
+        let pgn = game.to_pgn("test");
+        assert!(pgn.contains("[Result \"0-1\"]"), "{pgn}");
+        assert!(pgn.trim_end().ends_with("1. f3 e5 2. g4 Qh4# 0-1"), "{pgn}");
+    }
+}

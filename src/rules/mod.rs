@@ -1,0 +1,856 @@
+//! The Article 4 rule engine: a state machine over physical events that rebuilds the game with
+//! shakmaty and rules on every breach of the act of moving the pieces (FIDE Laws 2023).
+//!
+//! It knows nothing about pixels. It follows the move actually played, as a broadcast must, and
+//! reports what the Laws require instead; events that contradict the board give a warning and
+//! the engine resynchronises with the board.
+
+mod describe;
+mod obligation;
+mod physical;
+pub mod record;
+
+use shakmaty::fen::Fen;
+use shakmaty::san::SanPlus;
+use shakmaty::{ByColor, CastlingMode, Chess, Color, EnPassantMode, FromSetup, Move, Piece, Position, Role, Square};
+
+use crate::events::{Action, Event, Hand};
+use obligation::{Commitment, Obligation, Touched};
+use physical::{Physical, Tracked};
+pub use record::{Article, ClaimClosed, Evidence, MoveRecord, Record, Ruling, Verdict, Warning};
+
+/// The time control, which sets the penalty for an illegal move (7.5.5, A.3).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum TimeControl {
+    /// Standard play: two minutes to the opponent.
+    #[default]
+    Standard,
+    /// Rapid (Appendix A): one minute, only if claimed before the opponent's next move.
+    Rapid,
+    /// Blitz (Appendix B): as rapid.
+    Blitz,
+}
+
+/// How the input was observed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Options {
+    /// Clock presses are observed and complete moves (6.2); otherwise a move is complete when
+    /// the opponent first touches a piece or the input ends.
+    pub clock: bool,
+    /// Every "j'adoube" is in the input, so its absence means none was said.
+    pub declarations: bool,
+    /// The time control.
+    pub time_control: TimeControl,
+    /// Touches the tracker is less sure of than this are doubtful: a ruling resting on them is
+    /// a judgement, not a violation.
+    pub min_conf: f32,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options { clock: false, declarations: false, time_control: TimeControl::Standard, min_conf: 0.7 }
+    }
+}
+
+/// Why a touch may not bind the player.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Doubt {
+    /// No declaration channel: "j'adoube" may have been said before it.
+    Undeclared,
+    /// The tracker was unsure it was deliberate.
+    LowConfidence(f32),
+}
+
+/// One touched piece of the move in progress, with the event that touched it.
+#[derive(Clone, Copy, Debug)]
+struct Touch {
+    touched: Touched,
+    doubt: Option<Doubt>,
+    evidence: Evidence,
+}
+
+/// The first legal move the hands left on the board (4.7: it is made).
+#[derive(Clone, Copy, Debug)]
+struct Made {
+    m: Move,
+    t: f64,
+    evidence: Evidence,
+}
+
+/// How a move came to be completed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Completion {
+    /// The mover pressed the clock with this hand.
+    Press(Hand),
+    /// The opponent touched a piece.
+    Opponent,
+    /// The input ended.
+    End,
+}
+
+/// The state of the move in progress.
+#[derive(Clone, Debug, Default)]
+struct Turn {
+    touches: Vec<Touch>,
+    commitments: Vec<Commitment>,
+    /// Hands that handled pieces since the board last stood as at the start of the move.
+    hands: Vec<Hand>,
+    made: Option<Made>,
+    /// When the board first left the made move's position, if it has not come back to it.
+    deviated_at: Option<f64>,
+    /// The mover said "j'adoube": touches are adjustments until a piece is moved.
+    declared: bool,
+    /// The board as it stood at the last ruling on an unmade move (an illegal move, unfinished
+    /// castling), so the end of the input does not rule on it twice.
+    ruled_board: Option<shakmaty::Board>,
+}
+
+/// A breach the opponent may still claim (4.8).
+#[derive(Clone, Copy, Debug)]
+struct OpenClaim {
+    offender: Color,
+    article: Article,
+    t: f64,
+}
+
+/// The rule engine. Feed it events in time order with [`Engine::apply`], then call
+/// [`Engine::finish`] at the end of the input.
+#[derive(Clone, Debug)]
+pub struct Engine {
+    opts: Options,
+    pos: Chess,
+    ply: u32,
+    phys: Physical,
+    turn: Turn,
+    illegal_moves: ByColor<u8>,
+    open_claims: Vec<OpenClaim>,
+    /// A side whose move was completed by the opponent's touch before it pressed the clock.
+    late_press: Option<Color>,
+    warned_press_without_clock: bool,
+    last_t: f64,
+}
+
+impl Engine {
+    /// An engine for a game starting from `pos`.
+    pub fn new(pos: Chess, opts: Options) -> Engine {
+        let phys = Physical::new(pos.board());
+        Engine {
+            opts,
+            pos,
+            ply: 0,
+            phys,
+            turn: Turn::default(),
+            illegal_moves: ByColor::new_with(|_| 0),
+            open_claims: Vec::new(),
+            late_press: None,
+            warned_press_without_clock: false,
+            last_t: 0.0,
+        }
+    }
+
+    /// The game position after the last completed move.
+    pub fn position(&self) -> &Chess {
+        &self.pos
+    }
+
+    /// Processes one event, appending what it causes to `out`.
+    pub fn apply(&mut self, ev: &Event, out: &mut Vec<Record>) {
+        self.last_t = self.last_t.max(ev.t);
+        if ev.hand.side != self.pos.turn() && !self.opponent_event(ev, out) {
+            return;
+        }
+        self.mover_event(ev, out);
+    }
+
+    /// Ends the input at time `t`: completes a move that was made, and says what is unfinished.
+    pub fn finish(&mut self, out: &mut Vec<Record>) {
+        self.complete(self.last_t, Completion::End, out);
+    }
+
+    /// An event by the player whose move is not in progress. Returns true when it begins that
+    /// player's own move, so the event is to be handled as the mover's.
+    fn opponent_event(&mut self, ev: &Event, out: &mut Vec<Record>) -> bool {
+        let side = ev.hand.side;
+        let mover = self.pos.turn();
+        match ev.action {
+            Action::Brush(_) | Action::Adjust => false,
+            Action::Press => {
+                if !self.opts.clock {
+                    self.warn_press_without_clock(ev.t, out);
+                } else if self.late_press == Some(side) {
+                    self.late_press = None;
+                } else {
+                    self.warn(ev.t, format!("{} pressed the clock while {} has the move; ignored.", describe::side(side), describe::side(mover)), out);
+                }
+                false
+            }
+            Action::Knock(sq) => {
+                let what = self.phys.at(sq).map_or_else(|| format!("a piece near {sq}"), |p| format!("{} on {sq}", describe::piece(p.piece, side)));
+                self.rule(
+                    ev.t,
+                    Verdict::Violation,
+                    Article::A7_4,
+                    side,
+                    Vec::new(),
+                    format!(
+                        "{} displaced {what} while {}'s clock was running: under 7.4 the position is re-established and the arbiter may penalise {} (12.9).",
+                        describe::side(side),
+                        describe::side(mover),
+                        describe::side(side)
+                    ),
+                    vec![evidence(ev)],
+                    out,
+                );
+                false
+            }
+            Action::Touch(_) | Action::Lift(_) | Action::Contact { .. } | Action::Release(_) | Action::Remove(_) | Action::Place { .. } => {
+                let changed = self.phys.board() != self.pos.board();
+                if self.phys.side_holds(mover) || (!changed && self.turn.made.is_none()) {
+                    if let Action::Touch(sq) = ev.action {
+                        let what = self.phys.at(sq).map_or_else(|| format!("the square {sq}"), |p| format!("{} on {sq}", describe::piece(p.piece, side)));
+                        self.rule(
+                            ev.t,
+                            Verdict::Violation,
+                            Article::A4_2_1,
+                            side,
+                            Vec::new(),
+                            format!(
+                                "{} touched {what} while {} has the move: under 4.2.1 only the player having the move may adjust pieces; there is no touch-move obligation, and the arbiter may penalise (12.9).",
+                                describe::side(side),
+                                describe::side(mover)
+                            ),
+                            vec![evidence(ev)],
+                            out,
+                        );
+                        return false;
+                    }
+                    if self.phys.side_holds(mover) {
+                        self.warn(ev.t, format!("{} handled a piece ({} {}) while {} was still holding one; ignored.", describe::side(side), ev.action.name(), ev.action.square().map_or(String::new(), |s| s.to_string()), describe::side(mover)), out);
+                        return false;
+                    }
+                    self.resync(ev.t, side, format!("{} moved a piece while {} had the move and had not moved", describe::side(side), describe::side(mover)), out);
+                    return self.pos.turn() == side;
+                }
+                self.complete(ev.t, Completion::Opponent, out);
+                self.pos.turn() == side
+            }
+        }
+    }
+
+    /// An event by the player whose move is in progress.
+    fn mover_event(&mut self, ev: &Event, out: &mut Vec<Record>) {
+        let hand = ev.hand;
+        let made = self.turn.made.is_some();
+        match ev.action {
+            Action::Adjust => {
+                if !made {
+                    self.turn.declared = true;
+                }
+            }
+            Action::Press => {
+                if self.opts.clock {
+                    self.complete(ev.t, Completion::Press(hand), out);
+                } else {
+                    self.warn_press_without_clock(ev.t, out);
+                }
+            }
+            Action::Brush(sq) | Action::Knock(sq) => {
+                if self.phys.at(sq).is_none() {
+                    self.warn(ev.t, format!("{} on {sq}, but no piece stands there; ignored.", ev.action.name()), out);
+                }
+            }
+            Action::Touch(sq) => {
+                let Some(p) = self.phys.at(sq) else {
+                    self.warn(ev.t, format!("touch on {sq}, but no piece stands there; ignored."), out);
+                    return;
+                };
+                if made || self.turn.declared {
+                    return;
+                }
+                let doubt = self.confidence_doubt(ev).or((!self.opts.declarations).then_some(Doubt::Undeclared));
+                self.touch(ev, p, doubt, out);
+            }
+            Action::Lift(sq) => {
+                let Some(p) = self.phys.lift(hand, sq) else {
+                    self.warn(ev.t, format!("lift from {sq}, but no piece stands there; ignored."), out);
+                    return;
+                };
+                self.handled(hand);
+                if !made {
+                    self.touch(ev, p, self.confidence_doubt(ev), out);
+                }
+            }
+            Action::Contact { sq, piece: None } => {
+                if !self.phys.holds(hand) {
+                    self.warn(ev.t, format!("contact with {sq} by {hand}, which holds no piece; ignored."), out);
+                    return;
+                }
+                self.handled(hand);
+                if let (Some(p), false) = (self.phys.at(sq), made) {
+                    self.touch(ev, p, self.confidence_doubt(ev), out);
+                }
+            }
+            Action::Contact { sq, piece: Some(piece) } => {
+                self.handled(hand);
+                if !made {
+                    self.promotion_piece(sq, piece);
+                }
+            }
+            Action::Release(sq) => {
+                let Some(p) = self.phys.let_go(hand) else {
+                    self.warn(ev.t, format!("release on {sq} by {hand}, which holds no piece; ignored."), out);
+                    return;
+                };
+                if let Some(under) = self.phys.put(sq, p) {
+                    self.warn(ev.t, format!("{} released on {sq}, where {} stood; that piece is taken as captured.", describe::role(p.piece.role), describe::piece(under.piece, hand.side)), out);
+                }
+                self.handled(hand);
+                if !made {
+                    self.released(sq, p);
+                }
+                self.board_changed(ev, out);
+            }
+            Action::Remove(Some(sq)) => {
+                let Some(p) = self.phys.take(sq) else {
+                    self.warn(ev.t, format!("remove from {sq}, but no piece stands there; ignored."), out);
+                    return;
+                };
+                self.handled(hand);
+                if !made {
+                    self.touch(ev, p, self.confidence_doubt(ev), out);
+                }
+                self.board_changed(ev, out);
+            }
+            Action::Remove(None) => {
+                if self.phys.let_go(hand).is_none() {
+                    self.warn(ev.t, format!("{hand} put a piece aside but holds none; ignored."), out);
+                    return;
+                }
+                self.handled(hand);
+                self.board_changed(ev, out);
+            }
+            Action::Place { sq, piece } => {
+                if let Some(under) = self.phys.put(sq, Tracked { piece, origin: None }) {
+                    self.warn(ev.t, format!("{} placed on {sq}, where {} stood; that piece is taken off the board.", describe::role(piece.role), describe::piece(under.piece, hand.side)), out);
+                }
+                self.handled(hand);
+                if !made {
+                    self.promotion_piece(sq, piece);
+                }
+                self.board_changed(ev, out);
+            }
+        }
+    }
+
+    fn confidence_doubt(&self, ev: &Event) -> Option<Doubt> {
+        ev.conf.filter(|&c| c < self.opts.min_conf).map(Doubt::LowConfidence)
+    }
+
+    /// Records a deliberate touch of a piece that stood on the board when the move began.
+    fn touch(&mut self, ev: &Event, p: Tracked, doubt: Option<Doubt>, out: &mut Vec<Record>) {
+        self.close_claims(ev.t, ev.hand.side, out);
+        self.turn.declared = false;
+        let Some(origin) = p.origin else { return };
+        if self.turn.touches.iter().any(|t| t.touched.origin == origin) {
+            return;
+        }
+        self.turn.touches.push(Touch { touched: Touched { origin, piece: p.piece, t: ev.t }, doubt, evidence: evidence(ev) });
+    }
+
+    fn handled(&mut self, hand: Hand) {
+        self.turn.declared = false;
+        if !self.turn.hands.contains(&hand) {
+            self.turn.hands.push(hand);
+        }
+    }
+
+    /// A piece let go on `sq` before any move was made: the commitments of 4.7 and 4.7.2.
+    fn released(&mut self, sq: Square, p: Tracked) {
+        let me = self.pos.turn();
+        if p.piece.color != me {
+            return;
+        }
+        let Some(origin) = p.origin else { return };
+        let commitment = match p.piece.role {
+            Role::King => shakmaty::CastlingSide::ALL.into_iter().find_map(|side| {
+                let rook = self.pos.castles().rook(me, side)?;
+                let rook_home = self.phys.at(rook).is_some_and(|r| r.origin == Some(rook));
+                (origin == self.pos.board().king_of(me)? && sq == side.king_to(me) && rook_home).then_some(Commitment::Castle(side))
+            }),
+            Role::Pawn if sq.rank() == me.other().backrank() => Some(Commitment::PromotionSquare { from: origin, to: sq }),
+            _ => None,
+        };
+        if let Some(c) = commitment.filter(|c| !self.turn.commitments.contains(c)) {
+            self.turn.commitments.push(c);
+        }
+    }
+
+    /// A promotion piece touched `sq`: the choice is final (4.4.4).
+    fn promotion_piece(&mut self, sq: Square, piece: Piece) {
+        let me = self.pos.turn();
+        if piece.color != me || matches!(piece.role, Role::Pawn | Role::King) || sq.rank() != me.other().backrank() {
+            return;
+        }
+        if self.turn.commitments.iter().any(|c| matches!(c, Commitment::PromotionPiece { to, .. } if *to == sq)) {
+            return;
+        }
+        self.turn.commitments.push(Commitment::PromotionPiece { to: sq, role: piece.role });
+    }
+
+    /// After the mover put a piece down or took one off: is a move made (4.7)?
+    fn board_changed(&mut self, ev: &Event, out: &mut Vec<Record>) {
+        if self.phys.side_holds(self.pos.turn()) {
+            return;
+        }
+        if self.phys.board() == self.pos.board() {
+            // Back to the start of the move: the hands of the abandoned attempt no longer count.
+            self.turn.hands.clear();
+            if self.turn.made.is_some() {
+                self.turn.deviated_at.get_or_insert(ev.t);
+            }
+            return;
+        }
+        match (self.legal_result(), self.turn.made) {
+            (Some(m), None) => {
+                let made = Made { m, t: ev.t, evidence: evidence(ev) };
+                self.turn.made = Some(made);
+                self.judge_made(made, out);
+            }
+            (Some(m), Some(made)) if m == made.m => self.turn.deviated_at = None,
+            (_, Some(_)) => {
+                self.turn.deviated_at.get_or_insert(ev.t);
+            }
+            (None, None) => {}
+        }
+    }
+
+    /// The legal move whose result is the board as it stands, if any.
+    fn legal_result(&self) -> Option<Move> {
+        let (now, before) = (self.phys.board(), self.pos.board());
+        let mut changed = now.occupied() ^ before.occupied();
+        for color in Color::ALL {
+            changed |= now.by_color(color) ^ before.by_color(color);
+        }
+        for role in Role::ALL {
+            changed |= now.by_role(role) ^ before.by_role(role);
+        }
+        self.pos.legal_moves().into_iter().find(|&m| {
+            m.from().is_some_and(|f| changed.contains(f)) && changed.contains(m.to()) && {
+                let mut after = self.pos.clone();
+                after.play_unchecked(m);
+                after.board() == now
+            }
+        })
+    }
+
+    /// The obligation of the move in progress, from the touches that pass `keep`.
+    fn obligation(&self, keep: impl Fn(&Touch) -> bool) -> Obligation {
+        let touches: Vec<Touched> = self.turn.touches.iter().filter(|t| keep(t)).map(|t| t.touched).collect();
+        obligation::with_commitments(&self.pos, obligation::from_touches(&self.pos, &touches), &self.turn.commitments)
+    }
+
+    /// A move was made: does it meet Article 4?
+    fn judge_made(&mut self, made: Made, out: &mut Vec<Record>) {
+        let all = self.obligation(|_| true);
+        if all.allows(made.m) {
+            return;
+        }
+        let certain = self.obligation(|t| t.doubt.is_none());
+        let me = self.pos.turn();
+        let (verdict, ob) = if certain.allows(made.m) { (Verdict::Judgement, all) } else { (Verdict::Violation, certain) };
+        let Obligation::Only(article, allowed) = ob else { return };
+        let article = self.label(article, made.m);
+        let mut text = format!(
+            "{} {}, then played {}: {}.",
+            describe::side(me),
+            self.touched_summary(made.m),
+            describe::san(&self.pos, made.m),
+            self.law(article, &allowed)
+        );
+        if verdict == Verdict::Judgement {
+            text.push_str(&self.doubt_condition());
+        }
+        let mut ev: Vec<Evidence> = self.turn.touches.iter().map(|t| t.evidence).collect();
+        ev.push(made.evidence);
+        self.rule(made.t, verdict, article, me, allowed, text, ev, out);
+    }
+
+    /// 4.3.3 is named only when pieces of both colours were touched besides the piece(s) the
+    /// player went on to move; otherwise the breach is of 4.3.1 or 4.3.2.
+    fn label(&self, article: Article, m: Move) -> Article {
+        if article != Article::A4_3_3 {
+            return article;
+        }
+        let me = self.pos.turn();
+        let others = self.turn.touches.iter().filter(|t| !moves_piece(m, t.touched.origin));
+        let (own, opp) = others.fold((false, false), |(o, p), t| (o || t.touched.piece.color == me, p || t.touched.piece.color != me));
+        match (own, opp) {
+            (true, false) => Article::A4_3_1,
+            (false, true) => Article::A4_3_2,
+            _ => Article::A4_3_3,
+        }
+    }
+
+    /// "touched the knight on g1": the touched pieces in order, at most three named, leaving
+    /// out the piece(s) of the move `m` itself.
+    fn touched_summary(&self, m: Move) -> String {
+        let me = self.pos.turn();
+        let others: Vec<&Touch> = self.turn.touches.iter().filter(|t| !moves_piece(m, t.touched.origin)).collect();
+        let names: Vec<String> =
+            others.iter().take(3).map(|t| format!("{} on {}", describe::piece(t.touched.piece, me), t.touched.origin)).collect();
+        let more = if others.len() > 3 { ", ..." } else { "" };
+        let released = self.turn.commitments.iter().find_map(|c| match c {
+            Commitment::Castle(side) => Some(format!(" and released the king on {}", side.king_to(me))),
+            Commitment::PromotionSquare { to, .. } => Some(format!(" and released the pawn on {to}")),
+            Commitment::PromotionPiece { to, role } => Some(format!(" and touched {to} with a new {}", describe::role(*role))),
+        });
+        match names.len() {
+            0 => format!("moved{}", released.unwrap_or_default()),
+            _ => format!("touched {}{more}{}", names.join(", then "), released.unwrap_or_default()),
+        }
+    }
+
+    /// The sentence of the Law, with the moves it allows.
+    fn law(&self, article: Article, allowed: &[Move]) -> String {
+        let me = describe::side(self.pos.turn());
+        let list = describe::moves(&self.pos, allowed);
+        match article {
+            Article::A4_3_1 => format!("under 4.3.1 the first touched piece that can be moved must be moved ({list})"),
+            Article::A4_3_2 => format!("under 4.3.2 the first touched opponent's piece that can be captured must be captured ({list})"),
+            Article::A4_3_3 => format!("under 4.3.3, having touched pieces of both colours, {me} must play {list}"),
+            Article::A4_4_1 => format!("under 4.4.1, having touched the king and then a rook, {me} must castle on that side ({list})"),
+            Article::A4_4_2 => format!("under 4.4.2, having touched a rook before the king, {me} may not castle on that side and must play {list}"),
+            Article::A4_4_3 => format!("under 4.4.3 castling with that rook is illegal, so {me} must make another king move ({list})"),
+            Article::A4_4_4 => format!("under 4.4.4 the promotion piece was chosen when it touched the square ({list})"),
+            Article::A4_7 => format!("under 4.7 a piece released as part of a legal move cannot be moved to another square ({list})"),
+            Article::A4_7_2 => format!("under 4.7.2, once the king is released, {me} may make no move but {list}"),
+            _ => format!("the Laws require {list}"),
+        }
+    }
+
+    /// " It stands unless ...": what would make a judgement ruling vanish.
+    fn doubt_condition(&self) -> String {
+        let me = self.pos.turn();
+        let doubts: Vec<String> = self
+            .turn
+            .touches
+            .iter()
+            .filter_map(|t| {
+                let what = format!("{} on {}", describe::piece(t.touched.piece, me), t.touched.origin);
+                match t.doubt? {
+                    Doubt::Undeclared => Some(format!("{} said \"j'adoube\" before touching {what}", describe::side(me))),
+                    Doubt::LowConfidence(c) => Some(format!("the contact with {what} was accidental (tracker confidence {c:.2})")),
+                }
+            })
+            .collect();
+        format!(" The arbiter decides: there is no breach if {}.", doubts.join(", or if "))
+    }
+
+    /// Completes the move in progress.
+    fn complete(&mut self, t: f64, how: Completion, out: &mut Vec<Record>) {
+        let me = self.pos.turn();
+        if self.phys.side_holds(me) {
+            if how == Completion::End {
+                return;
+            }
+            self.warn(t, format!("{} completed the move while still holding a piece; it is taken as put aside.", describe::side(me)), out);
+            self.phys.drop_held(me);
+        }
+        if self.phys.board() == self.pos.board() {
+            match how {
+                Completion::Press(hand) => self.clock_without_move(t, hand, out),
+                Completion::Opponent => {
+                    self.warn(t, format!("{} touched a piece while {} has the move and has not moved; following the board.", describe::side(me.other()), describe::side(me)), out);
+                    self.resync(t, me.other(), "the move was taken back".into(), out);
+                }
+                Completion::End => {}
+            }
+            return;
+        }
+        match self.legal_result() {
+            Some(m) => self.complete_legal(t, how, m, out),
+            None => self.complete_unmade(t, how, out),
+        }
+    }
+
+    /// The board shows the legal move `m`.
+    fn complete_legal(&mut self, t: f64, how: Completion, m: Move, out: &mut Vec<Record>) {
+        let me = self.pos.turn();
+        let made = match self.turn.made {
+            Some(made) => made,
+            None => {
+                let made = Made { m, t, evidence: Evidence { t, ev: "release", sq: Some(m.to()) } };
+                self.turn.made = Some(made);
+                self.judge_made(made, out);
+                made
+            }
+        };
+        if made.m != m {
+            let since = self.turn.deviated_at.unwrap_or(t);
+            let text = format!(
+                "{} made the move {} at {:.1} s and changed it at {since:.1} s to {}: under 4.7 a piece released as part of a legal move cannot be moved to another square, so the move is {}.",
+                describe::side(me),
+                describe::san(&self.pos, made.m),
+                made.t,
+                describe::san(&self.pos, m),
+                describe::san(&self.pos, made.m)
+            );
+            self.rule(t, Verdict::Violation, Article::A4_7, me, vec![made.m], text, vec![made.evidence, Evidence { t: since, ev: "release", sq: None }], out);
+        }
+        let counts = how != Completion::End || !self.opts.clock;
+        if counts && self.turn.hands.len() >= 2 {
+            let text = format!(
+                "{} played {} with two hands and completed it: under 4.1 and 7.5.4 this is penalised as an illegal move; the move to replay is {}.",
+                describe::side(me),
+                describe::san(&self.pos, m),
+                describe::san(&self.pos, m)
+            );
+            self.illegal(t, Article::A7_5_4, vec![m], text, vec![made.evidence], out);
+        } else if let (Completion::Press(press), [mover]) = (how, self.turn.hands.as_slice())
+            && press != *mover
+        {
+            let text = format!(
+                "{} played {} with one hand and pressed the clock with the other: under 6.2.3 this is not an illegal move, but the arbiter may penalise it (12.9).",
+                describe::side(me),
+                describe::san(&self.pos, m)
+            );
+            self.rule(t, Verdict::Violation, Article::A6_2_3, me, Vec::new(), text, vec![made.evidence, Evidence { t, ev: "press", sq: None }], out);
+        }
+        self.play(t, made.t, m, out);
+        self.late_press = (how == Completion::Opponent && self.opts.clock).then_some(me);
+    }
+
+    /// The board shows no legal move: an illegal move, an unfinished castling or promotion, or
+    /// something the engine cannot read.
+    fn complete_unmade(&mut self, t: f64, how: Completion, out: &mut Vec<Record>) {
+        let me = self.pos.turn();
+        let ob = self.obligation(|_| true);
+        let ev: Vec<Evidence> = self.turn.touches.iter().map(|t| t.evidence).collect();
+        let shape = self.attempt();
+        let castling = self.turn.commitments.iter().find_map(|c| match c {
+            Commitment::Castle(side) => self.pos.castling_moves(*side).first().copied(),
+            _ => None,
+        });
+        if how == Completion::End && self.turn.ruled_board.as_ref() == Some(self.phys.board()) {
+            return;
+        }
+        if let (Some(castle), Some(Attempt::Relocation { role: Role::King, .. })) = (castling, shape) {
+            // 4.7.2: the king stands on its castling square, castling is legal, the rook has not
+            // moved. The Arbiters' Manual leaves it to the arbiter: illegal, or unfinished castling.
+            let text = format!(
+                "{} released the king on {} and {}: the arbiter decides whether this is an illegal move or unfinished castling; under 4.7.2 the only move allowed is {}.",
+                describe::side(me),
+                castle.to(),
+                if how == Completion::End { "the input ended before the rook moved" } else { "completed the move without moving the rook" },
+                describe::san(&self.pos, castle)
+            );
+            self.rule(t, Verdict::Judgement, Article::A4_7_2, me, vec![castle], text, ev, out);
+            self.turn.ruled_board = Some(self.phys.board().clone());
+            return;
+        }
+        if how == Completion::End {
+            match (shape, ob.article()) {
+                (Some(_), Some(article)) => {
+                    let text = format!(
+                        "The input ended before {} completed the move, with the pieces in no legal arrangement; {}.",
+                        describe::side(me),
+                        self.law(article, ob.moves())
+                    );
+                    self.rule(t, Verdict::Judgement, article, me, ob.moves().to_vec(), text, ev, out);
+                }
+                _ => self.warn(t, format!("the input ended in the middle of {}'s move.", describe::side(me)), out),
+            }
+            return;
+        }
+        match shape {
+            Some(Attempt::Unpromoted { from, to }) => {
+                let queen = self.pos.legal_moves().into_iter().find(|m| m.from() == Some(from) && m.to() == to && m.promotion() == Some(Role::Queen));
+                let text = format!(
+                    "{} moved the pawn to {to} and completed the move without exchanging it: under 7.5.2 the move is illegal and the pawn is replaced by a queen.",
+                    describe::side(me)
+                );
+                self.illegal(t, Article::A7_5_2, queen.into_iter().collect(), text, ev, out);
+                if let Some(queen) = queen {
+                    self.play(t, t, queen, out);
+                }
+            }
+            Some(Attempt::Relocation { role, from, to }) => {
+                let two_hands = if self.turn.hands.len() >= 2 { ", with two hands (one illegal move, 7.5.4)" } else { "" };
+                let then = match &ob {
+                    Obligation::Only(_, allowed) => format!("; the move that replaces it must be {} (4.3, 4.7)", describe::moves(&self.pos, allowed)),
+                    _ => String::new(),
+                };
+                let text = format!(
+                    "{} moved the {} from {from} to {to}{two_hands}, which is not a legal move, and completed it: under 7.5.1 the position before it is reinstated{then}.",
+                    describe::side(me),
+                    describe::role(role)
+                );
+                self.illegal(t, Article::A7_5_1, ob.moves().to_vec(), text, ev, out);
+                self.turn.ruled_board = Some(self.phys.board().clone());
+                if how == Completion::Opponent {
+                    self.resync(t, me.other(), format!("{} played on after {}'s illegal move", describe::side(me.other()), describe::side(me)), out);
+                }
+            }
+            None => {
+                self.resync(t, me.other(), format!("the pieces {} left are not a move from the last position", describe::side(me)), out);
+            }
+        }
+    }
+
+    /// Reads what the mover tried to do when the board shows no legal move: one piece moved
+    /// to another square (possibly capturing), or a pawn left unexchanged on the last rank.
+    fn attempt(&self) -> Option<Attempt> {
+        let me = self.pos.turn();
+        let (now, before) = (self.phys.board(), self.pos.board());
+        let gone = before.by_color(me) & !now.by_color(me);
+        let mut moved_in = now.by_color(me) & !before.by_color(me);
+        // A promotion piece appears where the pawn did not stand.
+        for sq in now.by_color(me) & before.by_color(me) {
+            if now.piece_at(sq) != before.piece_at(sq) {
+                moved_in.add(sq);
+            }
+        }
+        let (from, to) = (gone.single_square()?, moved_in.single_square()?);
+        let their_changes = (now.by_color(me.other()) ^ before.by_color(me.other())) & !shakmaty::Bitboard::from(to);
+        if their_changes.any() && !(their_changes.count() == 1 && before.role_at(from) == Some(Role::Pawn)) {
+            return None;
+        }
+        let role = before.role_at(from)?;
+        let arrived = now.role_at(to)?;
+        if role == Role::Pawn && to.rank() == me.other().backrank() && arrived == Role::Pawn {
+            return Some(Attempt::Unpromoted { from, to });
+        }
+        Some(Attempt::Relocation { role, from, to })
+    }
+
+    /// Articles 6.2.4 and 7.5.3: the clock pressed and no move made.
+    fn clock_without_move(&mut self, t: f64, hand: Hand, out: &mut Vec<Record>) {
+        let me = hand.side;
+        let ob = self.obligation(|_| true);
+        let text = format!(
+            "{} pressed the clock without making a move: under 7.5.3 this is penalised as an illegal move, and {} still has the move.",
+            describe::side(me),
+            describe::side(me)
+        );
+        self.illegal(t, Article::A7_5_3, ob.moves().to_vec(), text, vec![Evidence { t, ev: "press", sq: None }], out);
+    }
+
+    /// Emits an illegal-move ruling with its penalty (7.5.5, A.3, A.5.2).
+    fn illegal(&mut self, t: f64, article: Article, required: Vec<Move>, text: String, evidence: Vec<Evidence>, out: &mut Vec<Record>) {
+        let me = self.pos.turn();
+        let count = self.illegal_moves.get_mut(me);
+        *count = count.saturating_add(1);
+        let them = describe::side(me.other());
+        let penalty = if *count >= 2 {
+            if self.pos.has_insufficient_material(me.other()) {
+                format!(" This is {}'s second completed illegal move, but {them} cannot checkmate by any series of legal moves: the game is drawn (7.5.5).", describe::side(me))
+            } else {
+                format!(" This is {}'s second completed illegal move: {} loses the game (7.5.5).", describe::side(me), describe::side(me))
+            }
+        } else {
+            match self.opts.time_control {
+                TimeControl::Standard => format!(" {them} gets two extra minutes (7.5.5)."),
+                TimeControl::Rapid | TimeControl::Blitz => {
+                    format!(" {them} gets one extra minute (A.3), if the arbiter intervenes or {them} claims before making the next move (A.5.2).")
+                }
+            }
+        };
+        self.rule(t, Verdict::Illegal, article, me, required, text + &penalty, evidence, out);
+    }
+
+    /// Plays `m` on the game: the move record, and a fresh turn for the opponent.
+    fn play(&mut self, t: f64, made_t: f64, m: Move, out: &mut Vec<Record>) {
+        let side = self.pos.turn();
+        let san = SanPlus::from_move_and_play_unchecked(&mut self.pos, m).to_string();
+        self.ply += 1;
+        let fen = Fen::from_position(&self.pos, EnPassantMode::Legal).to_string();
+        out.push(Record::Move(MoveRecord { t, made_t, ply: self.ply, side, m, san, fen }));
+        self.phys = Physical::new(self.pos.board());
+        self.turn = Turn::default();
+    }
+
+    /// Adopts the board as it stands, with `turn` to move, when the events cannot be
+    /// reconciled with the game; if the board is no legal position, keeps the last one.
+    fn resync(&mut self, t: f64, turn: Color, why: String, out: &mut Vec<Record>) {
+        let mut setup = self.pos.to_setup(EnPassantMode::Legal);
+        setup.board = self.phys.board().clone();
+        setup.ep_square = None;
+        if turn == Color::White && self.pos.turn() == Color::Black {
+            setup.fullmoves = setup.fullmoves.saturating_add(1);
+        }
+        setup.turn = turn;
+        match Chess::from_setup(setup, CastlingMode::Standard).or_else(|e| e.ignore_invalid_castling_rights()) {
+            Ok(pos) => {
+                let fen = Fen::from_position(&pos, EnPassantMode::Legal);
+                self.warn(t, format!("{why}; following the board from {fen}."), out);
+                self.pos = pos;
+            }
+            Err(_) => {
+                let fen = Fen::from_position(&self.pos, EnPassantMode::Legal);
+                self.warn(t, format!("{why}, and the board is not a legal position; keeping {fen}."), out);
+            }
+        }
+        self.phys = Physical::new(self.pos.board());
+        self.turn = Turn::default();
+        self.late_press = None;
+    }
+
+    /// The claimant touched a piece with intent: 4.8 closes its claims.
+    fn close_claims(&mut self, t: f64, claimant: Color, out: &mut Vec<Record>) {
+        let (closed, open): (Vec<OpenClaim>, Vec<OpenClaim>) = self.open_claims.drain(..).partition(|c| c.offender != claimant);
+        self.open_claims = open;
+        for c in closed {
+            out.push(Record::ClaimClosed(ClaimClosed {
+                t,
+                side: claimant,
+                breach_t: c.t,
+                breach_article: c.article,
+                text: format!(
+                    "{} touched a piece with the intention of moving it: under 4.8 {} can no longer claim the {} breach of {:.1} s.",
+                    describe::side(claimant),
+                    describe::side(claimant),
+                    c.article,
+                    c.t
+                ),
+            }));
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn rule(&mut self, t: f64, verdict: Verdict, article: Article, side: Color, mut required: Vec<Move>, text: String, evidence: Vec<Evidence>, out: &mut Vec<Record>) {
+        required.sort_by_key(|&m| record::uci(m));
+        if article.is_claimable_under_4_8() && verdict != Verdict::Illegal {
+            self.open_claims.push(OpenClaim { offender: side, article, t });
+        }
+        out.push(Record::Ruling(Ruling { t, verdict, article, side, required, text, evidence }));
+    }
+
+    fn warn(&self, t: f64, text: String, out: &mut Vec<Record>) {
+        out.push(Record::Warning(Warning { t, text }));
+    }
+
+    fn warn_press_without_clock(&mut self, t: f64, out: &mut Vec<Record>) {
+        if !self.warned_press_without_clock {
+            self.warned_press_without_clock = true;
+            self.warn(t, "the input has clock presses, but --clock was not given: presses are ignored and moves complete at the opponent's first touch.".into(), out);
+        }
+    }
+}
+
+/// What the mover left on the board when it is no legal move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Attempt {
+    /// One piece went from one square to another.
+    Relocation { role: Role, from: Square, to: Square },
+    /// A pawn stands on the last rank, not exchanged (7.5.2).
+    Unpromoted { from: Square, to: Square },
+}
+
+/// Whether `m` moves the piece that stood on `sq` (for castling, the king or the rook).
+fn moves_piece(m: Move, sq: Square) -> bool {
+    m.from() == Some(sq) || matches!(m, Move::Castle { rook, .. } if rook == sq)
+}
+
+fn evidence(ev: &Event) -> Evidence {
+    Evidence { t: ev.t, ev: ev.action.name(), sq: ev.action.square() }
+}

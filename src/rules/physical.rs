@@ -1,0 +1,89 @@
+//! The board as the hands leave it during a move: pieces on squares, pieces in hands, and the
+//! square each piece stood on when the move began (touch-move is about those squares).
+
+use shakmaty::{Board, Color, Piece, Square};
+
+use crate::events::Hand;
+
+/// A piece standing on the board or held in a hand, with where it stood when the move began
+/// (`None` for a piece brought from off the board, as in promotion).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tracked {
+    /// The piece.
+    pub piece: Piece,
+    /// Its square at the start of the move.
+    pub origin: Option<Square>,
+}
+
+/// The pieces as they physically are.
+#[derive(Clone, Debug)]
+pub struct Physical {
+    board: Board,
+    origin: [Option<Square>; 64],
+    held: Vec<(Hand, Tracked)>,
+}
+
+impl Physical {
+    /// A board at rest: every piece on `board` is its own origin, nothing is held.
+    pub fn new(board: &Board) -> Physical {
+        let mut origin = [None; 64];
+        for sq in board.occupied() {
+            origin[usize::from(sq)] = Some(sq);
+        }
+        Physical { board: board.clone(), origin, held: Vec::new() }
+    }
+
+    /// The pieces standing on the board.
+    pub fn board(&self) -> &Board {
+        &self.board
+    }
+
+    /// The piece standing on `sq`.
+    pub fn at(&self, sq: Square) -> Option<Tracked> {
+        self.board.piece_at(sq).map(|piece| Tracked { piece, origin: self.origin[usize::from(sq)] })
+    }
+
+    /// Takes the piece on `sq` off the board.
+    pub fn take(&mut self, sq: Square) -> Option<Tracked> {
+        let tracked = self.at(sq)?;
+        self.board.discard_piece_at(sq);
+        self.origin[usize::from(sq)] = None;
+        Some(tracked)
+    }
+
+    /// Stands `tracked` on `sq`, returning the piece that stood there.
+    pub fn put(&mut self, sq: Square, tracked: Tracked) -> Option<Tracked> {
+        let displaced = self.take(sq);
+        self.board.set_piece_at(sq, tracked.piece);
+        self.origin[usize::from(sq)] = tracked.origin;
+        displaced
+    }
+
+    /// `hand` lifts the piece on `sq`.
+    pub fn lift(&mut self, hand: Hand, sq: Square) -> Option<Tracked> {
+        let tracked = self.take(sq)?;
+        self.held.push((hand, tracked));
+        Some(tracked)
+    }
+
+    /// `hand` lets go of the piece it picked up last.
+    pub fn let_go(&mut self, hand: Hand) -> Option<Tracked> {
+        let i = self.held.iter().rposition(|(h, _)| *h == hand)?;
+        Some(self.held.remove(i).1)
+    }
+
+    /// Whether `hand` holds a piece.
+    pub fn holds(&self, hand: Hand) -> bool {
+        self.held.iter().any(|(h, _)| *h == hand)
+    }
+
+    /// Whether any hand of `side` holds a piece.
+    pub fn side_holds(&self, side: Color) -> bool {
+        self.held.iter().any(|(h, _)| h.side == side)
+    }
+
+    /// Forgets the pieces held by `side`'s hands, as if put aside off the board.
+    pub fn drop_held(&mut self, side: Color) {
+        self.held.retain(|(h, _)| h.side != side);
+    }
+}
