@@ -257,6 +257,9 @@ pub fn from_touches(pos: &Chess, touches: &[Touched]) -> Obligation {
 /// replaces a free obligation, narrows a compatible one (and is then the article cited, being
 /// the more specific), and yields to an incompatible touch obligation (the first touch binds).
 pub fn with_commitments(pos: &Chess, mut ob: Obligation, commitments: &[Commitment]) -> Obligation {
+    if commitments.is_empty() {
+        return ob;
+    }
     let legal = pos.legal_moves();
     let me = pos.turn();
     for &c in commitments {
