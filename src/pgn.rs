@@ -83,13 +83,13 @@ impl Game {
             }
             tokens.push(san.clone());
             need_number = !comments.is_empty();
-            tokens.extend(comments.iter().map(|c| comment(c)));
+            comments.iter().for_each(|c| comment(c, &mut tokens));
             if turn == Color::Black {
                 number += 1;
             }
             turn = turn.other();
         }
-        tokens.extend(self.pending.iter().map(|c| comment(c)));
+        self.pending.iter().for_each(|c| comment(c, &mut tokens));
         tokens.push(result.to_string());
         let mut line = String::new();
         for token in tokens {
@@ -117,9 +117,11 @@ impl Game {
     }
 }
 
-/// A PGN comment; braces cannot appear inside one.
-fn comment(text: &str) -> String {
-    format!("{{ {} }}", text.replace(['{', '}'], ""))
+/// A PGN comment as tokens, word by word so lines can wrap; braces cannot appear inside one.
+fn comment(text: &str, tokens: &mut Vec<String>) {
+    tokens.push("{".into());
+    tokens.extend(text.split_whitespace().map(|w| w.replace(['{', '}'], "")));
+    tokens.push("}".into());
 }
 
 #[cfg(test)]
