@@ -7,6 +7,8 @@
 
 #![warn(missing_docs)]
 
+pub mod board;
+pub mod capture;
 pub mod cmd;
 pub mod events;
 pub mod pgn;

@@ -18,6 +18,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     Rules(cmd::rules::Args),
+    Calibrate(cmd::calibrate::Args),
 }
 
 fn main() -> ExitCode {
@@ -28,6 +29,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let status = match cli.command {
         Command::Rules(args) => cmd::rules::run(&args, &mut std::io::stdout().lock()),
+        Command::Calibrate(args) => cmd::calibrate::run(&args),
     };
     status.report()
 }

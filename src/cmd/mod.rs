@@ -1,6 +1,7 @@
 //! The subcommands behind the `touchmove` binary: each parses its own arguments (clap) and
 //! returns an [`Exit`] status that means something to a script.
 
+pub mod calibrate;
 pub mod rules;
 
 use std::process::ExitCode;

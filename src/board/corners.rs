@@ -1,0 +1,189 @@
+//! Finding the playing area in an image without help: OpenCV's sector-based chessboard
+//! detector finds a block of corners (the whole 7x7 inner grid on an empty board, a 7x3 or 7x5
+//! band where pieces hide the rest); a block that is not a clean lattice is rejected; the block
+//! is then placed on the board's 9x9 grid lines where the most X-junctions of a chessboard are
+//! seen at the 49 inner corners.
+
+use opencv::core::{Mat, Point2f, Size, Vector};
+use opencv::prelude::*;
+use opencv::{calib3d, imgproc};
+
+use super::{BoardError, Homography, Px};
+
+/// Blocks of corners tried, largest first (columns, rows).
+const PATTERNS: [(i32, i32); 5] = [(7, 7), (7, 5), (5, 7), (7, 3), (3, 7)];
+
+/// Detector settings tried in turn: they fail on different boards.
+const FLAGS: [i32; 4] = [
+    calib3d::CALIB_CB_ACCURACY,
+    calib3d::CALIB_CB_NORMALIZE_IMAGE | calib3d::CALIB_CB_ACCURACY,
+    0,
+    calib3d::CALIB_CB_EXHAUSTIVE | calib3d::CALIB_CB_ACCURACY,
+];
+
+/// The long side images are scaled down to before searching, in pixels.
+const SEARCH_SIDE: f64 = 800.0;
+
+/// The largest error, in squares, of a found block against a perfect lattice.
+const MAX_LATTICE_ERROR: f64 = 0.15;
+
+/// The playing area's outer corners in image order (top-left, top-right, bottom-right,
+/// bottom-left) in `image` (BGR or grey), or `None` if no board is found.
+pub fn find(image: &Mat) -> Result<Option<[Px; 4]>, BoardError> {
+    let gray = grey(image)?;
+    let long = f64::from(gray.cols().max(gray.rows()));
+    let scale = (SEARCH_SIDE / long).min(1.0);
+    let mut small = Mat::default();
+    imgproc::resize(&gray, &mut small, Size::default(), scale, scale, imgproc::INTER_AREA)?;
+    for flags in FLAGS {
+        for (cols, rows) in PATTERNS {
+            let mut found = Vector::<Point2f>::new();
+            if !calib3d::find_chessboard_corners_sb(&small, Size::new(cols, rows), &mut found, flags)? {
+                continue;
+            }
+            let points: Vec<(f64, f64)> = found.iter().map(|p| (f64::from(p.x), f64::from(p.y))).collect();
+            if lattice_error(&points, cols, rows)? > MAX_LATTICE_ERROR {
+                continue;
+            }
+            let h = place(&small, &points, cols, rows)?;
+            let outer = [(0.0, 0.0), (8.0, 0.0), (8.0, 8.0), (0.0, 8.0)].map(|p| {
+                let (x, y) = h.apply(p);
+                Px { x: x / scale, y: y / scale }
+            });
+            return Ok(Some(image_order(outer)));
+        }
+    }
+    Ok(None)
+}
+
+/// Grid coordinates of a `cols` x `rows` block starting at grid line (`ox`, `oy`), in the
+/// detector's order (row by row).
+fn block(cols: i32, rows: i32, ox: i32, oy: i32) -> Vec<(f64, f64)> {
+    (0..rows).flat_map(|j| (0..cols).map(move |i| (f64::from(ox + i), f64::from(oy + j)))).collect()
+}
+
+/// How far, in squares, the found corners stray from the best-fitting perfect lattice.
+fn lattice_error(points: &[(f64, f64)], cols: i32, rows: i32) -> Result<f64, BoardError> {
+    let grid = block(cols, rows, 0, 0);
+    let h = Homography::fit(&grid, points)?;
+    let worst = grid.iter().zip(points).map(|(&g, &(x, y))| {
+        let (px, py) = h.apply(g);
+        (px - x).hypot(py - y)
+    });
+    let worst = worst.fold(0.0, f64::max);
+    let last = points[(cols - 1) as usize];
+    let square = (last.0 - points[0].0).hypot(last.1 - points[0].1) / f64::from(cols - 1);
+    Ok(worst / square)
+}
+
+/// Puts a block of corners on the board's grid lines 0..=8 (a detector may take the board's
+/// edge for a row of corners): every offset is tried and the one with the strongest
+/// chessboard X-junctions at the 49 inner corners kept. Returns board units to image.
+fn place(gray: &Mat, points: &[(f64, f64)], cols: i32, rows: i32) -> Result<Homography, BoardError> {
+    let mut best: Option<(f64, Homography)> = None;
+    for ox in 0..=(9 - cols) {
+        for oy in 0..=(9 - rows) {
+            let h = Homography::fit(&block(cols, rows, ox, oy), points)?;
+            let score = junctions(gray, &h)?;
+            if best.as_ref().is_none_or(|(s, _)| score > *s) {
+                best = Some((score, h));
+            }
+        }
+    }
+    Ok(best.expect("at least one offset is tried").1)
+}
+
+/// The mean X-junction contrast at the 49 inner corners of the board `units_to_image` puts in
+/// the image: opposite quadrants alike, neighbouring quadrants different, alternating.
+fn junctions(gray: &Mat, units_to_image: &Homography) -> Result<f64, BoardError> {
+    const N: i32 = 10;
+    const S: i32 = 24;
+    // Warped pixel -> board units (one square of margin) -> image.
+    let to_units = Homography([[1.0 / f64::from(S), 0.0, -1.0], [0.0, 1.0 / f64::from(S), -1.0], [0.0, 0.0, 1.0]]);
+    let mat = Mat::from_slice_2d(&units_to_image.after(&to_units).0)?;
+    let mut warped = Mat::default();
+    imgproc::warp_perspective(
+        gray,
+        &mut warped,
+        &mat,
+        Size::new(N * S, N * S),
+        imgproc::INTER_AREA | imgproc::WARP_INVERSE_MAP,
+        opencv::core::BORDER_REPLICATE,
+        opencv::core::Scalar::default(),
+    )?;
+    let q = S / 3;
+    let mean = |x0: i32, y0: i32| -> Result<f64, BoardError> {
+        let mut sum = 0u32;
+        for y in y0..y0 + q {
+            for x in x0..x0 + q {
+                sum += u32::from(*warped.at_2d::<u8>(y, x)?);
+            }
+        }
+        Ok(f64::from(sum) / f64::from(q * q))
+    };
+    let mut total = 0.0;
+    for i in 1..=7 {
+        for j in 1..=7 {
+            let (x, y) = ((i + 1) * S, (j + 1) * S);
+            let (tl, tr, br, bl) = (mean(x - q, y - q)?, mean(x, y - q)?, mean(x, y)?, mean(x - q, y)?);
+            let contrast = (tl + br) / 2.0 - (tr + bl) / 2.0;
+            total += if (i + j) % 2 == 0 { contrast } else { -contrast };
+        }
+    }
+    Ok((total / 49.0).abs())
+}
+
+/// The image converted to one channel.
+pub fn grey(image: &Mat) -> Result<Mat, BoardError> {
+    if image.channels() == 1 {
+        return Ok(image.clone());
+    }
+    let mut gray = Mat::default();
+    imgproc::cvt_color(image, &mut gray, imgproc::COLOR_BGR2GRAY, 0)?;
+    Ok(gray)
+}
+
+/// Orders four corners as top-left, top-right, bottom-right, bottom-left in the image.
+pub fn image_order(corners: [Px; 4]) -> [Px; 4] {
+    let cx = corners.iter().map(|p| p.x).sum::<f64>() / 4.0;
+    let cy = corners.iter().map(|p| p.y).sum::<f64>() / 4.0;
+    let mut sorted = corners;
+    // Clockwise on screen (y down) from the top-left quadrant.
+    sorted.sort_by(|a, b| {
+        let ang = |p: &Px| (p.y - cy).atan2(p.x - cx);
+        ang(a).total_cmp(&ang(b))
+    });
+    let start = (0..4).min_by(|&i, &j| (sorted[i].x + sorted[i].y).total_cmp(&(sorted[j].x + sorted[j].y))).unwrap_or(0);
+    std::array::from_fn(|i| sorted[(start + i) % 4])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn image_order_is_clockwise_from_top_left() {
+        let p = |x, y| Px { x, y };
+        let ordered = image_order([p(90.0, 110.0), p(10.0, 95.0), p(95.0, 5.0), p(5.0, 8.0)]);
+        assert_eq!(ordered, [p(5.0, 8.0), p(95.0, 5.0), p(90.0, 110.0), p(10.0, 95.0)]);
+    }
+
+    #[test]
+    fn finds_a_drawn_board() {
+        // A synthetic 8x8 board, 40 px squares, inside a 30 px frame of mid grey.
+        let side = 8 * 40 + 60;
+        let mut img = Mat::new_rows_cols_with_default(side, side, opencv::core::CV_8UC1, opencv::core::Scalar::all(128.0)).unwrap();
+        for r in 0..8 {
+            for c in 0..8 {
+                let v = if (r + c) % 2 == 0 { 220.0 } else { 40.0 };
+                let rect = opencv::core::Rect::new(30 + c * 40, 30 + r * 40, 40, 40);
+                imgproc::rectangle(&mut img, rect, opencv::core::Scalar::all(v), -1, imgproc::LINE_8, 0).unwrap();
+            }
+        }
+        let found = find(&img).unwrap().expect("a board is found");
+        let want = [(30.0, 30.0), (350.0, 30.0), (350.0, 350.0), (30.0, 350.0)];
+        for (p, (x, y)) in found.iter().zip(want) {
+            assert!((p.x - x).abs() < 2.0 && (p.y - y).abs() < 2.0, "{found:?}");
+        }
+    }
+}

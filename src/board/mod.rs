@@ -1,0 +1,281 @@
+//! Where the board is in the image: the calibration (the playing area's corners, White's edge,
+//! the homography), saved as JSON under `calibration/`, and the warp of a frame to the
+//! canonical top-down board (a8 top-left, White at the bottom).
+
+pub mod corners;
+pub mod orientation;
+
+use std::path::Path;
+
+use opencv::core::{Mat, Point2f, Scalar, Size, Vector};
+use opencv::prelude::*;
+use opencv::{calib3d, imgproc};
+use serde::{Deserialize, Serialize};
+use shakmaty::Square;
+
+/// A point in image pixels.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Px {
+    /// Column, pixels from the left.
+    pub x: f64,
+    /// Row, pixels from the top.
+    pub y: f64,
+}
+
+/// The edge of the image White sits at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum WhiteEdge {
+    /// White's pieces start at the bottom of the image.
+    Bottom,
+    /// At the top.
+    Top,
+    /// At the left.
+    Left,
+    /// At the right.
+    Right,
+}
+
+impl WhiteEdge {
+    /// The playing area's corners as a8, h8, h1, a1, from its corners in image order
+    /// (top-left, top-right, bottom-right, bottom-left) with White at this edge.
+    pub fn corners_from_image_order(self, tl_tr_br_bl: [Px; 4]) -> [Px; 4] {
+        let shift = match self {
+            WhiteEdge::Bottom => 0,
+            WhiteEdge::Left => 1,
+            WhiteEdge::Top => 2,
+            WhiteEdge::Right => 3,
+        };
+        std::array::from_fn(|i| tl_tr_br_bl[(i + shift) % 4])
+    }
+}
+
+/// A 3x3 projective transform of the plane, row-major.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Homography(pub [[f64; 3]; 3]);
+
+impl Homography {
+    /// The transform taking each `from[i]` to `to[i]` (four or more points; least squares).
+    pub fn fit(from: &[(f64, f64)], to: &[(f64, f64)]) -> Result<Homography, BoardError> {
+        let pts = |p: &[(f64, f64)]| -> Vector<Point2f> { p.iter().map(|&(x, y)| Point2f::new(x as f32, y as f32)).collect() };
+        let m = calib3d::find_homography(&pts(from), &pts(to), &mut Mat::default(), 0, 3.0)?;
+        if m.empty() {
+            return Err(BoardError::Degenerate);
+        }
+        let mut h = [[0.0; 3]; 3];
+        for (r, row) in h.iter_mut().enumerate() {
+            for (c, v) in row.iter_mut().enumerate() {
+                *v = *m.at_2d::<f64>(r as i32, c as i32)?;
+            }
+        }
+        Ok(Homography(h))
+    }
+
+    /// Maps a point.
+    pub fn apply(&self, (x, y): (f64, f64)) -> (f64, f64) {
+        let h = &self.0;
+        let w = h[2][0] * x + h[2][1] * y + h[2][2];
+        ((h[0][0] * x + h[0][1] * y + h[0][2]) / w, (h[1][0] * x + h[1][1] * y + h[1][2]) / w)
+    }
+
+    /// The transform that undoes this one.
+    pub fn inverse(&self) -> Homography {
+        let m = &self.0;
+        let cof = |r0: usize, r1: usize, c0: usize, c1: usize| m[r0][c0] * m[r1][c1] - m[r0][c1] * m[r1][c0];
+        let inv = [
+            [cof(1, 2, 1, 2), -cof(0, 2, 1, 2), cof(0, 1, 1, 2)],
+            [-cof(1, 2, 0, 2), cof(0, 2, 0, 2), -cof(0, 1, 0, 2)],
+            [cof(1, 2, 0, 1), -cof(0, 2, 0, 1), cof(0, 1, 0, 1)],
+        ];
+        Homography(inv)
+    }
+
+    /// `self` after `first`.
+    pub fn after(&self, first: &Homography) -> Homography {
+        let (a, b) = (&self.0, &first.0);
+        Homography(std::array::from_fn(|r| std::array::from_fn(|c| (0..3).map(|k| a[r][k] * b[k][c]).sum())))
+    }
+
+    fn to_mat(self) -> Result<Mat, BoardError> {
+        Ok(Mat::from_slice_2d(&self.0)?)
+    }
+}
+
+/// The size of the warped, top-down board: `square` pixels a square, with `margin` pixels of
+/// surroundings on each side (so a hand reaching in is seen before it covers a square).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Layout {
+    /// Pixels per square.
+    pub square: u32,
+    /// Pixels of margin outside the playing area, on each side.
+    pub margin: u32,
+}
+
+impl Layout {
+    /// Width and height of the warped image.
+    pub fn side(&self) -> u32 {
+        8 * self.square + 2 * self.margin
+    }
+
+    /// Board units (0..8 across the playing area, a8 corner at the origin) to warped pixels.
+    fn from_units(&self) -> Homography {
+        let (s, m) = (f64::from(self.square), f64::from(self.margin));
+        Homography([[s, 0.0, m], [0.0, s, m], [0.0, 0.0, 1.0]])
+    }
+
+    /// The warped pixel rectangle of `sq`: (x, y, width, height).
+    pub fn square_rect(&self, sq: Square) -> (u32, u32, u32, u32) {
+        let col = u32::from(sq.file());
+        let row = 7 - u32::from(sq.rank());
+        (self.margin + col * self.square, self.margin + row * self.square, self.square, self.square)
+    }
+}
+
+/// Where the board is in the camera image, and which way round.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Calibration {
+    /// The video, camera or image it was made from.
+    pub source: String,
+    /// The frame it was made from.
+    pub frame: u64,
+    /// Width and height of the camera image in pixels.
+    pub image_size: [u32; 2],
+    /// The playing area's outer corners in the image: a8, h8, h1, a1.
+    pub corners: [Px; 4],
+    /// The edge of the image White sits at.
+    pub white: WhiteEdge,
+    /// Image pixels to board units: x from 0 (a-file edge) to 8 (h-file edge), y from 0 (rank 8
+    /// edge) to 8 (rank 1 edge).
+    pub homography: Homography,
+    /// How the corners were found: `given` on the command line, or `auto`.
+    pub found: Found,
+}
+
+/// How a calibration's corners were found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Found {
+    /// Given by the user.
+    Given,
+    /// Found in the image by [`corners::find`].
+    Auto,
+}
+
+/// What can go wrong locating the board.
+#[derive(Debug, thiserror::Error)]
+pub enum BoardError {
+    /// OpenCV failed.
+    #[error("OpenCV: {0}")]
+    OpenCv(#[from] opencv::Error),
+    /// The corners do not span a quadrilateral.
+    #[error("the corners do not span a board (three of them are on one line)")]
+    Degenerate,
+    /// The calibration file could not be read or written.
+    #[error("{path}: {message}")]
+    File {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+impl Calibration {
+    /// A calibration from the playing area's corners (a8, h8, h1, a1) in an image.
+    pub fn from_corners(source: String, frame: u64, image_size: [u32; 2], corners: [Px; 4], white: WhiteEdge, found: Found) -> Result<Calibration, BoardError> {
+        let image: Vec<(f64, f64)> = corners.iter().map(|p| (p.x, p.y)).collect();
+        let units = [(0.0, 0.0), (8.0, 0.0), (8.0, 8.0), (0.0, 8.0)];
+        let area = (0..4).map(|i| image[i].0 * image[(i + 1) % 4].1 - image[(i + 1) % 4].0 * image[i].1).sum::<f64>() / 2.0;
+        if area.abs() < 64.0 {
+            return Err(BoardError::Degenerate);
+        }
+        let homography = Homography::fit(&image, &units)?;
+        Ok(Calibration { source, frame, image_size, corners, white, homography, found })
+    }
+
+    /// Reads a calibration file.
+    pub fn load(path: &Path) -> Result<Calibration, BoardError> {
+        let file = |message: String| BoardError::File { path: path.display().to_string(), message };
+        let text = std::fs::read_to_string(path).map_err(|e| file(e.to_string()))?;
+        serde_json::from_str(&text).map_err(|e| file(format!("not a calibration: {e}")))
+    }
+
+    /// Writes the calibration as pretty JSON, through a temporary file and a rename.
+    pub fn save(&self, path: &Path) -> Result<(), BoardError> {
+        let file = |message: String| BoardError::File { path: path.display().to_string(), message };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| file(e.to_string()))?;
+        }
+        let tmp = path.with_extension("json.tmp");
+        let text = serde_json::to_string_pretty(self).expect("a calibration always serialises") + "\n";
+        std::fs::write(&tmp, text).map_err(|e| file(e.to_string()))?;
+        std::fs::rename(&tmp, path).map_err(|e| file(e.to_string()))
+    }
+
+    /// Where the centre of `sq` is in the camera image.
+    pub fn square_centre(&self, sq: Square) -> Px {
+        let units = (f64::from(u8::from(sq.file())) + 0.5, 7.5 - f64::from(u8::from(sq.rank())));
+        let (x, y) = self.homography.inverse().apply(units);
+        Px { x, y }
+    }
+
+    /// Warps a camera frame to the canonical top-down board of `layout`.
+    pub fn warp(&self, frame: &Mat, layout: Layout) -> Result<Mat, BoardError> {
+        let m = layout.from_units().after(&self.homography).to_mat()?;
+        let mut out = Mat::default();
+        let side = layout.side() as i32;
+        imgproc::warp_perspective(frame, &mut out, &m, Size::new(side, side), imgproc::INTER_AREA, opencv::core::BORDER_REPLICATE, Scalar::default())?;
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn px(x: f64, y: f64) -> Px {
+        Px { x, y }
+    }
+
+    #[test]
+    fn white_edge_names_the_corners() {
+        let [tl, tr, br, bl] = [px(0.0, 0.0), px(1.0, 0.0), px(1.0, 1.0), px(0.0, 1.0)];
+        assert_eq!(WhiteEdge::Bottom.corners_from_image_order([tl, tr, br, bl]), [tl, tr, br, bl]);
+        // White on the left: a1 is top-left, a8 top-right.
+        assert_eq!(WhiteEdge::Left.corners_from_image_order([tl, tr, br, bl]), [tr, br, bl, tl]);
+        assert_eq!(WhiteEdge::Top.corners_from_image_order([tl, tr, br, bl]), [br, bl, tl, tr]);
+        assert_eq!(WhiteEdge::Right.corners_from_image_order([tl, tr, br, bl]), [bl, tl, tr, br]);
+    }
+
+    #[test]
+    fn square_centres_follow_the_corners() {
+        // White at the top of the image: a1 top-right, h8 bottom-left.
+        let corners = WhiteEdge::Top.corners_from_image_order([px(100.0, 100.0), px(900.0, 100.0), px(900.0, 900.0), px(100.0, 900.0)]);
+        let cal = Calibration::from_corners("test".into(), 0, [1000, 1000], corners, WhiteEdge::Top, Found::Given).unwrap();
+        let a1 = cal.square_centre(Square::A1);
+        assert!((a1.x - 850.0).abs() < 1e-6 && (a1.y - 150.0).abs() < 1e-6, "{a1:?}");
+        let h8 = cal.square_centre(Square::H8);
+        assert!((h8.x - 150.0).abs() < 1e-6 && (h8.y - 850.0).abs() < 1e-6, "{h8:?}");
+        let inv = cal.homography.inverse().after(&cal.homography);
+        let (x, y) = inv.apply((3.0, 4.0));
+        assert!((x - 3.0).abs() < 1e-9 && (y - 4.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn warp_puts_a8_top_left() {
+        // A synthetic camera image: white background, the a8 square painted black, board
+        // rotated with White on the right.
+        let mut img = Mat::new_rows_cols_with_default(400, 400, opencv::core::CV_8UC1, Scalar::all(255.0)).unwrap();
+        let corners = WhiteEdge::Right.corners_from_image_order([px(0.0, 0.0), px(400.0, 0.0), px(400.0, 400.0), px(0.0, 400.0)]);
+        let cal = Calibration::from_corners("test".into(), 0, [400, 400], corners, WhiteEdge::Right, Found::Given).unwrap();
+        let a8 = cal.square_centre(Square::A8);
+        imgproc::circle(&mut img, opencv::core::Point::new(a8.x as i32, a8.y as i32), 15, Scalar::all(0.0), -1, imgproc::LINE_8, 0).unwrap();
+        let layout = Layout { square: 16, margin: 8 };
+        let warped = cal.warp(&img, layout).unwrap();
+        let (x, y, w, h) = layout.square_rect(Square::A8);
+        let centre = *warped.at_2d::<u8>((y + h / 2) as i32, (x + w / 2) as i32).unwrap();
+        let (x, y, w, h) = layout.square_rect(Square::H1);
+        let other = *warped.at_2d::<u8>((y + h / 2) as i32, (x + w / 2) as i32).unwrap();
+        assert_eq!((centre, other), (0, 255));
+    }
+}

@@ -1,0 +1,309 @@
+//! Reading frames: video files, still images, cameras by index and network streams, through
+//! OpenCV; and the capture thread, which blocks when the pipeline is behind (offline, nothing
+//! is lost) or drops the oldest frame and counts it (live, latency first).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, TrySendError};
+use opencv::core::Mat;
+use opencv::prelude::*;
+use opencv::{imgcodecs, videoio};
+
+/// Where frames come from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// A video file, or a still image (`.jpg`, `.png`, ...), read as one frame.
+    File(PathBuf),
+    /// A camera, by OpenCV's index.
+    Camera(i32),
+    /// A network stream (`rtsp://`, `http://`, ...).
+    Url(String),
+}
+
+impl std::str::FromStr for Source {
+    type Err = std::convert::Infallible;
+
+    /// A number is a camera index, anything with `://` a URL, everything else a file.
+    fn from_str(s: &str) -> Result<Source, Self::Err> {
+        Ok(if let Ok(index) = s.parse::<i32>() {
+            Source::Camera(index)
+        } else if s.contains("://") {
+            Source::Url(s.to_string())
+        } else {
+            Source::File(PathBuf::from(s))
+        })
+    }
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::File(p) => write!(f, "{}", p.display()),
+            Source::Camera(i) => write!(f, "camera {i}"),
+            Source::Url(u) => f.write_str(u),
+        }
+    }
+}
+
+impl Source {
+    /// Whether frames arrive in real time (a camera or a stream), not from a file.
+    pub fn is_live(&self) -> bool {
+        !matches!(self, Source::File(_))
+    }
+
+    fn is_still_image(&self) -> bool {
+        let Source::File(p) = self else { return false };
+        let ext = p.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+        matches!(ext.as_deref(), Some("jpg" | "jpeg" | "png" | "bmp" | "tif" | "tiff" | "webp"))
+    }
+}
+
+/// One frame from a source.
+#[derive(Debug)]
+pub struct Frame {
+    /// 0 for the first frame read.
+    pub index: u64,
+    /// Seconds: the video's timestamp for files, since the capture began for live sources.
+    pub t: f64,
+    /// The image, BGR.
+    pub image: Mat,
+}
+
+/// What can go wrong reading frames.
+#[derive(Debug, thiserror::Error)]
+pub enum CaptureError {
+    /// The source could not be opened.
+    #[error("{from}: cannot open (not a video, image, camera or stream OpenCV can read)")]
+    Open {
+        /// The source.
+        from: Source,
+    },
+    /// OpenCV failed while reading.
+    #[error("{from}, frame {frame}: {error}")]
+    Read {
+        /// The source.
+        from: Source,
+        /// The frame being read.
+        frame: u64,
+        /// OpenCV's error.
+        error: opencv::Error,
+    },
+}
+
+/// An open source.
+pub struct Capture {
+    source: Source,
+    reader: Reader,
+    index: u64,
+    started: Instant,
+}
+
+enum Reader {
+    Video(videoio::VideoCapture),
+    Still(Option<Mat>),
+}
+
+impl Capture {
+    /// Opens `source`.
+    pub fn open(source: &Source) -> Result<Capture, CaptureError> {
+        let fail = || CaptureError::Open { from: source.clone() };
+        let reader = if source.is_still_image() {
+            let Source::File(path) = source else { unreachable!("still images are files") };
+            let image = imgcodecs::imread(path, imgcodecs::IMREAD_COLOR).map_err(|_| fail())?;
+            if image.empty() {
+                return Err(fail());
+            }
+            Reader::Still(Some(image))
+        } else {
+            let cap = match source {
+                Source::File(path) => videoio::VideoCapture::from_file(path, videoio::CAP_ANY),
+                Source::Camera(index) => videoio::VideoCapture::new(*index, videoio::CAP_ANY),
+                Source::Url(url) => videoio::VideoCapture::from_file(url, videoio::CAP_ANY),
+            }
+            .map_err(|_| fail())?;
+            if !cap.is_opened().map_err(|_| fail())? {
+                return Err(fail());
+            }
+            Reader::Video(cap)
+        };
+        Ok(Capture { source: source.clone(), reader, index: 0, started: Instant::now() })
+    }
+
+    /// The source being read.
+    pub fn source(&self) -> &Source {
+        &self.source
+    }
+
+    /// Frames a second, as the source declares it (0 where unknown).
+    pub fn fps(&self) -> f64 {
+        match &self.reader {
+            Reader::Video(cap) => cap.get(videoio::CAP_PROP_FPS).unwrap_or(0.0),
+            Reader::Still(_) => 0.0,
+        }
+    }
+
+    /// The next frame, or `None` at the end of a file.
+    pub fn next_frame(&mut self) -> Result<Option<Frame>, CaptureError> {
+        let index = self.index;
+        let (image, t) = match &mut self.reader {
+            Reader::Still(image) => match image.take() {
+                Some(image) => (image, 0.0),
+                None => return Ok(None),
+            },
+            Reader::Video(cap) => {
+                let mut image = Mat::default();
+                let read = cap.read(&mut image).map_err(|error| CaptureError::Read { from: self.source.clone(), frame: index, error })?;
+                if !read || image.empty() {
+                    return Ok(None);
+                }
+                let t = if self.source.is_live() {
+                    self.started.elapsed().as_secs_f64()
+                } else {
+                    let ms = cap.get(videoio::CAP_PROP_POS_MSEC).unwrap_or(-1.0);
+                    let fps = cap.get(videoio::CAP_PROP_FPS).unwrap_or(0.0);
+                    if ms > 0.0 || index == 0 { ms.max(0.0) / 1000.0 } else if fps > 0.0 { index as f64 / fps } else { index as f64 }
+                };
+                (image, t)
+            }
+        };
+        self.index += 1;
+        Ok(Some(Frame { index, t, image }))
+    }
+}
+
+/// What happens when the pipeline falls behind the source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    /// Wait for the pipeline: nothing is dropped (files).
+    Block,
+    /// Drop the oldest queued frame and count it (cameras and streams).
+    DropOldest,
+}
+
+/// The capture thread's handle: frames arrive on `frames` until the source ends or `stop` is
+/// set.
+pub struct Running {
+    /// The frames, in order.
+    pub frames: Receiver<Frame>,
+    /// Frames dropped because the pipeline was behind.
+    pub dropped: Arc<AtomicU64>,
+    /// Set to stop capturing.
+    pub stop: Arc<AtomicBool>,
+    /// The thread; its result says how the capture ended.
+    pub thread: JoinHandle<Result<(), CaptureError>>,
+}
+
+/// Starts a capture thread on `capture`, queueing at most `capacity` frames. Live sources
+/// that fail are reopened, once a second, until `stop` is set.
+pub fn spawn(mut capture: Capture, policy: Policy, capacity: usize) -> Running {
+    let (tx, rx) = crossbeam_channel::bounded::<Frame>(capacity.max(1));
+    let dropped = Arc::new(AtomicU64::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let (drain, count, halt) = (rx.clone(), dropped.clone(), stop.clone());
+    let thread = std::thread::Builder::new()
+        .name("capture".into())
+        .spawn(move || {
+            while !halt.load(Ordering::Relaxed) {
+                let frame = match capture.next_frame() {
+                    Ok(Some(frame)) => frame,
+                    Ok(None) if !capture.source().is_live() => return Ok(()),
+                    result => {
+                        if let Err(e) = result {
+                            tracing::warn!("{e}; reconnecting");
+                        } else {
+                            tracing::warn!("{}: no frame; reconnecting", capture.source());
+                        }
+                        std::thread::sleep(Duration::from_secs(1));
+                        match Capture::open(capture.source()) {
+                            Ok(fresh) => capture = Capture { index: capture.index, started: capture.started, ..fresh },
+                            Err(e) => tracing::warn!("{e}"),
+                        }
+                        continue;
+                    }
+                };
+                let mut frame = frame;
+                loop {
+                    match policy {
+                        Policy::Block => {
+                            if tx.send(frame).is_err() {
+                                return Ok(());
+                            }
+                            break;
+                        }
+                        Policy::DropOldest => match tx.try_send(frame) {
+                            Ok(()) => break,
+                            Err(TrySendError::Full(back)) => {
+                                if drain.try_recv().is_ok() {
+                                    count.fetch_add(1, Ordering::Relaxed);
+                                }
+                                frame = back;
+                            }
+                            Err(TrySendError::Disconnected(_)) => return Ok(()),
+                        },
+                    }
+                }
+            }
+            Ok(())
+        })
+        .expect("the capture thread starts");
+    Running { frames: rx, dropped, stop, thread }
+}
+
+#[cfg(test)]
+mod tests {
+    use opencv::core::{Scalar, Size};
+
+    use super::*;
+
+    fn write_clip(path: &std::path::Path, frames: i32) {
+        let fourcc = videoio::VideoWriter::fourcc('M', 'J', 'P', 'G').unwrap();
+        let mut w = videoio::VideoWriter::new(path, fourcc, 10.0, Size::new(64, 48), true).unwrap();
+        for i in 0..frames {
+            let img = Mat::new_rows_cols_with_default(48, 64, opencv::core::CV_8UC3, Scalar::all(f64::from(i * 10))).unwrap();
+            w.write(&img).unwrap();
+        }
+        w.release().unwrap();
+    }
+
+    #[test]
+    fn sources_parse() {
+        assert_eq!("0".parse::<Source>().unwrap(), Source::Camera(0));
+        assert_eq!("rtsp://cam/1".parse::<Source>().unwrap(), Source::Url("rtsp://cam/1".into()));
+        assert_eq!("game.mp4".parse::<Source>().unwrap(), Source::File("game.mp4".into()));
+    }
+
+    #[test]
+    fn a_file_is_read_whole_in_order_with_times() {
+        let path = std::env::temp_dir().join(format!("touchmove-capture-{}.avi", std::process::id()));
+        write_clip(&path, 12);
+        let running = spawn(Capture::open(&Source::File(path.clone())).unwrap(), Policy::Block, 2);
+        let frames: Vec<Frame> = running.frames.iter().collect();
+        running.thread.join().unwrap().unwrap();
+        assert_eq!(frames.len(), 12);
+        assert!(frames.windows(2).all(|w| w[1].index == w[0].index + 1 && w[1].t > w[0].t), "{:?}", frames.iter().map(|f| f.t).collect::<Vec<_>>());
+        assert!((frames[10].t - 1.0).abs() < 1e-6);
+        std::fs::remove_file(path).ok();
+    }
+
+    #[test]
+    fn a_slow_pipeline_loses_the_oldest_frames_when_live() {
+        let path = std::env::temp_dir().join(format!("touchmove-drop-{}.avi", std::process::id()));
+        write_clip(&path, 12);
+        let running = spawn(Capture::open(&Source::File(path.clone())).unwrap(), Policy::DropOldest, 3);
+        running.thread.join().unwrap().unwrap();
+        let kept: Vec<u64> = running.frames.try_iter().map(|f| f.index).collect();
+        assert_eq!(kept, [9, 10, 11]);
+        assert_eq!(running.dropped.load(Ordering::Relaxed), 9);
+        std::fs::remove_file(path).ok();
+    }
+
+    #[test]
+    fn a_missing_file_names_itself() {
+        let err = Capture::open(&Source::File("no/such/clip.avi".into())).err().expect("cannot open");
+        assert!(err.to_string().starts_with("no/such/clip.avi: cannot open"), "{err}");
+    }
+}

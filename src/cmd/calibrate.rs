@@ -1,0 +1,177 @@
+//! `touchmove calibrate`: locate the board once and save where it is, which way round, and the
+//! homography, as `calibration/NAME.json`.
+
+use std::path::PathBuf;
+
+use opencv::core::Vector;
+use opencv::imgcodecs;
+use opencv::prelude::MatTraitConst;
+
+use super::Exit;
+use crate::board::{self, Calibration, Found, Layout, Px, WhiteEdge};
+use crate::capture::{Capture, Source};
+
+/// Arguments of `touchmove calibrate`.
+#[derive(Debug, clap::Args)]
+#[command(
+    about = "Locate the board in a video, camera, stream or photo and save the calibration",
+    long_about = "Finds the playing area in the first frames of SOURCE (an empty board or any position, \
+no hands over it), works out which edge White sits at, and writes calibration/NAME.json: the \
+corners a8, h8, h1, a1 in pixels, the homography to the top-down board, the image size, White's \
+edge and the source. `analyse` and `live` read it.\n\n\
+The corners are found automatically unless --corners gives them; White's edge is read from the \
+start position's colours unless --white gives it (or --corners, whose order fixes it).\n\n\
+Exit codes: 0 saved, 1 no board found or the file could not be written, 2 bad arguments or a \
+source that cannot be read.",
+    after_help = "Examples:\n  touchmove calibrate ../shared/data/webcam-boards/emptyBoard001.avi --white left --name club-board-3\n  touchmove calibrate 0 --corners 132,89,492,90,497,451,122,462 --name camera0"
+)]
+pub struct Args {
+    /// A video file, a photo, a camera index (0, 1, ...) or a stream URL.
+    #[arg(value_name = "SOURCE")]
+    pub source: String,
+    /// The playing area's corners a8, h8, h1, a1 in pixels: x,y,x,y,x,y,x,y.
+    #[arg(long, value_name = "x,y,x,y,x,y,x,y")]
+    pub corners: Option<String>,
+    /// The edge of the image White sits at (otherwise read from the start position).
+    #[arg(long, value_enum)]
+    pub white: Option<WhiteEdge>,
+    /// The calibration's name: the file is DIR/NAME.json (default: the source's file name).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Where calibrations are kept.
+    #[arg(long, value_name = "DIR", default_value = "calibration")]
+    pub dir: PathBuf,
+    /// How many frames from the start to search for the board.
+    #[arg(long, default_value_t = 50)]
+    pub frames: u64,
+    /// Also write the warped, top-down board (a8 top-left) to this image, to check by eye.
+    #[arg(long, value_name = "FILE.jpg")]
+    pub preview: Option<PathBuf>,
+}
+
+/// Runs the command; prints the path of the calibration written.
+pub fn run(args: &Args) -> Exit {
+    let source: Source = args.source.parse().unwrap_or_else(|never| match never {});
+    let given = match args.corners.as_deref().map(parse_corners).transpose() {
+        Ok(c) => c,
+        Err(e) => return Exit::BadInput(format!("--corners: {e}")),
+    };
+    let mut capture = match Capture::open(&source) {
+        Ok(c) => c,
+        Err(e) => return Exit::BadInput(e.to_string()),
+    };
+    let mut searched = 0;
+    let (frame, found) = loop {
+        let frame = match capture.next_frame() {
+            Ok(Some(frame)) => frame,
+            Ok(None) => return Exit::Failed(format!("{source}: no board found in its {searched} frame(s); give the corners with --corners")),
+            Err(e) => return Exit::BadInput(e.to_string()),
+        };
+        searched += 1;
+        if let Some(corners) = given {
+            break (frame, (corners, Found::Given));
+        }
+        // Every fifth frame: neighbouring frames of a still board add nothing.
+        if frame.index % 5 == 0 {
+            match board::corners::find(&frame.image) {
+                Ok(Some(order)) => break (frame, (order, Found::Auto)),
+                Ok(None) => {}
+                Err(e) => return Exit::Failed(format!("{source}, frame {}: {e}", frame.index)),
+            }
+        }
+        if searched >= args.frames {
+            return Exit::Failed(format!("{source}: no board found in the first {searched} frames; give the corners with --corners"));
+        }
+    };
+    let (corners, white) = match found {
+        (corners, Found::Given) => {
+            let from_corners = edge_of(&corners);
+            if let Some(w) = args.white.filter(|w| *w != from_corners) {
+                tracing::warn!("--white {w:?} ignored: the order of --corners puts White at the {from_corners:?} edge");
+            }
+            (corners, from_corners)
+        }
+        (order, Found::Auto) => {
+            let white = match args.white {
+                Some(w) => w,
+                None => match board::orientation::white_edge(&frame.image, order) {
+                    Ok(Some(w)) => w,
+                    Ok(None) => {
+                        tracing::warn!("no pieces to tell White's edge by; assuming the bottom (give --white)");
+                        WhiteEdge::Bottom
+                    }
+                    Err(e) => return Exit::Failed(format!("{source}: {e}")),
+                },
+            };
+            (white.corners_from_image_order(order), white)
+        }
+    };
+    let size = [frame.image.cols() as u32, frame.image.rows() as u32];
+    let cal = match Calibration::from_corners(source.to_string(), frame.index, size, corners, white, found.1) {
+        Ok(cal) => cal,
+        Err(e) => return Exit::BadInput(format!("{source}: {e}")),
+    };
+    let name = args.name.clone().unwrap_or_else(|| match &source {
+        Source::File(p) => p.file_stem().map_or("board".into(), |s| s.to_string_lossy().into_owned()),
+        Source::Camera(i) => format!("camera{i}"),
+        Source::Url(_) => "stream".into(),
+    });
+    let path = args.dir.join(format!("{name}.json"));
+    if let Err(e) = cal.save(&path) {
+        return Exit::Failed(e.to_string());
+    }
+    if let Some(preview) = &args.preview {
+        let written = cal
+            .warp(&frame.image, Layout { square: 64, margin: 32 })
+            .map_err(|e| e.to_string())
+            .and_then(|img| imgcodecs::imwrite(preview, &img, &Vector::new()).map_err(|e| e.to_string()));
+        if let Err(e) = written {
+            return Exit::Failed(format!("{}: cannot write the preview: {e}", preview.display()));
+        }
+    }
+    tracing::info!(frame = frame.index, ?white, found = ?cal.found, "calibrated");
+    println!("{}", path.display());
+    Exit::Ok
+}
+
+/// Parses `x,y,x,y,x,y,x,y`.
+fn parse_corners(text: &str) -> Result<[Px; 4], String> {
+    let numbers: Vec<f64> = text
+        .split(',')
+        .map(|s| s.trim().parse::<f64>().map_err(|_| format!("{s:?} is not a number")))
+        .collect::<Result<_, _>>()?;
+    if numbers.len() != 8 || numbers.iter().any(|n| !n.is_finite() || *n < 0.0) {
+        return Err(format!("expected 8 pixel coordinates (a8, h8, h1, a1 as x,y pairs), got {text:?}"));
+    }
+    Ok(std::array::from_fn(|i| Px { x: numbers[2 * i], y: numbers[2 * i + 1] }))
+}
+
+/// The image edge White sits at, given the corners a8, h8, h1, a1: where rank 1 is.
+fn edge_of(corners: &[Px; 4]) -> WhiteEdge {
+    let cx = corners.iter().map(|p| p.x).sum::<f64>() / 4.0;
+    let cy = corners.iter().map(|p| p.y).sum::<f64>() / 4.0;
+    let (dx, dy) = ((corners[2].x + corners[3].x) / 2.0 - cx, (corners[2].y + corners[3].y) / 2.0 - cy);
+    match (dx.abs() > dy.abs(), dx > 0.0, dy > 0.0) {
+        (true, true, _) => WhiteEdge::Right,
+        (true, false, _) => WhiteEdge::Left,
+        (false, _, true) => WhiteEdge::Bottom,
+        (false, _, false) => WhiteEdge::Top,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn corners_parse_and_fix_white_edge() {
+        let c = parse_corners("132,89,492,90,497,451,122,462").unwrap();
+        assert_eq!(c[3], Px { x: 122.0, y: 462.0 });
+        assert_eq!(edge_of(&c), WhiteEdge::Bottom);
+        // a8 bottom-left ... a1 bottom-right: White on the right.
+        let c = parse_corners("0,100,0,0,100,0,100,100").unwrap();
+        assert_eq!(edge_of(&c), WhiteEdge::Right);
+        assert!(parse_corners("1,2,3").is_err());
+        assert!(parse_corners("1,2,3,4,5,6,7,x").is_err());
+    }
+}
