@@ -14,16 +14,16 @@ fn finds_the_empty_webcam_board_by_itself() {
     }
     let dir = std::env::temp_dir().join(format!("touchmove-calibrate-{}", std::process::id()));
     let out = Command::new(env!("CARGO_BIN_EXE_touchmove"))
-        .args(["calibrate", clip.to_str().unwrap(), "--white", "left", "--name", "empty", "--dir", dir.to_str().unwrap()])
+        .args(["calibrate", clip.to_str().unwrap(), "--white", "right", "--name", "empty", "--dir", dir.to_str().unwrap()])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let cal = Calibration::load(&dir.join("empty.json")).unwrap();
-    assert_eq!(cal.white, WhiteEdge::Left);
+    assert_eq!(cal.white, WhiteEdge::Right);
     assert_eq!(cal.image_size, [640, 480]);
-    // The playing area, read off the frame by eye: x 140..508, y 9..376; White on the left puts
-    // a8 at the top-right.
-    let want = [(505.0, 11.0), (507.0, 377.0), (138.0, 374.0), (143.0, 10.0)];
+    // The playing area, read off the frame by eye: x 140..508, y 9..376. The board's own
+    // coordinates put rank 1 on the right and the a-file at the bottom: a8 is bottom-left.
+    let want = [(138.0, 374.0), (143.0, 10.0), (505.0, 11.0), (507.0, 377.0)];
     for (got, (x, y)) in cal.corners.iter().zip(want) {
         assert!((got.x - x).abs() < 8.0 && (got.y - y).abs() < 8.0, "{:?}", cal.corners);
     }
