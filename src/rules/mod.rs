@@ -205,7 +205,7 @@ impl Engine {
             }
             Action::Touch(_) | Action::Lift(_) | Action::Contact { .. } | Action::Release(_) | Action::Remove(_) | Action::Place { .. } => {
                 let changed = self.phys.board() != self.pos.board();
-                if self.phys.side_holds(mover) || (!changed && self.turn.made.is_none()) {
+                if self.phys.side_holds_own(mover) || (!changed && self.turn.made.is_none()) {
                     if let Action::Touch(sq) = ev.action {
                         let what = self.phys.at(sq).map_or_else(|| format!("the square {sq}"), |p| format!("{} on {sq}", describe::piece(p.piece, side)));
                         self.rule(
@@ -224,7 +224,7 @@ impl Engine {
                         );
                         return false;
                     }
-                    if self.phys.side_holds(mover) {
+                    if self.phys.side_holds_own(mover) {
                         self.warn(ev.t, format!("{} handled a piece ({} {}) while {} was still holding one; ignored.", describe::side(side), ev.action.name(), ev.action.square().map_or(String::new(), |s| s.to_string()), describe::side(mover)), out);
                         return false;
                     }
@@ -297,7 +297,7 @@ impl Engine {
                 }
             }
             Action::Release(sq) => {
-                let Some(p) = self.phys.let_go(hand) else {
+                let Some(p) = self.phys.let_go(hand, hand.side) else {
                     self.warn(ev.t, format!("release on {sq} by {hand}, which holds no piece; ignored."), out);
                     return;
                 };
@@ -322,7 +322,7 @@ impl Engine {
                 self.board_changed(ev, out);
             }
             Action::Remove(None) => {
-                if self.phys.let_go(hand).is_none() {
+                if self.phys.let_go(hand, hand.side.other()).is_none() {
                     self.warn(ev.t, format!("{hand} put a piece aside but holds none; ignored."), out);
                     return;
                 }
@@ -399,7 +399,7 @@ impl Engine {
 
     /// After the mover put a piece down or took one off: is a move made (4.7)?
     fn board_changed(&mut self, ev: &Event, out: &mut Vec<Record>) {
-        if self.phys.side_holds(self.pos.turn()) {
+        if self.phys.side_holds_own(self.pos.turn()) {
             return;
         }
         if self.phys.board() == self.pos.board() {
@@ -549,7 +549,7 @@ impl Engine {
     /// Completes the move in progress.
     fn complete(&mut self, t: f64, how: Completion, out: &mut Vec<Record>) {
         let me = self.pos.turn();
-        if self.phys.side_holds(me) {
+        if self.phys.side_holds_own(me) {
             if how == Completion::End {
                 return;
             }
@@ -708,6 +708,17 @@ impl Engine {
         for sq in now.by_color(me) & before.by_color(me) {
             if now.piece_at(sq) != before.piece_at(sq) {
                 moved_in.add(sq);
+            }
+        }
+        // Castling that is not legal: the king and the rook both on their castling squares.
+        for side in shakmaty::CastlingSide::ALL {
+            let (Some(king), Some(rook)) = (before.king_of(me), self.pos.castles().rook(me, side)) else { continue };
+            let (king_to, rook_to) = (side.king_to(me), side.rook_to(me));
+            if gone == shakmaty::Bitboard::from(king) | shakmaty::Bitboard::from(rook)
+                && moved_in == shakmaty::Bitboard::from(king_to) | shakmaty::Bitboard::from(rook_to)
+                && now.role_at(king_to) == Some(Role::King)
+            {
+                return Some(Attempt::Relocation { role: Role::King, from: king, to: king_to });
             }
         }
         let (from, to) = (gone.single_square()?, moved_in.single_square()?);

@@ -66,9 +66,15 @@ impl Physical {
         Some(tracked)
     }
 
-    /// `hand` lets go of the piece it picked up last.
-    pub fn let_go(&mut self, hand: Hand) -> Option<Tracked> {
-        let i = self.held.iter().rposition(|(h, _)| *h == hand)?;
+    /// `hand` lets go of the last piece of `color` it picked up (a hand holding its own piece
+    /// and a captured one puts its own on the board and the captured one aside), or else of the
+    /// last piece it picked up.
+    pub fn let_go(&mut self, hand: Hand, color: Color) -> Option<Tracked> {
+        let i = self
+            .held
+            .iter()
+            .rposition(|(h, t)| *h == hand && t.piece.color == color)
+            .or_else(|| self.held.iter().rposition(|(h, _)| *h == hand))?;
         Some(self.held.remove(i).1)
     }
 
@@ -77,9 +83,10 @@ impl Physical {
         self.held.iter().any(|(h, _)| *h == hand)
     }
 
-    /// Whether any hand of `side` holds a piece.
-    pub fn side_holds(&self, side: Color) -> bool {
-        self.held.iter().any(|(h, _)| h.side == side)
+    /// Whether a hand of `side` holds one of `side`'s own pieces (a captured piece in the
+    /// hand is as good as off the board).
+    pub fn side_holds_own(&self, side: Color) -> bool {
+        self.held.iter().any(|(h, t)| h.side == side && t.piece.color == side)
     }
 
     /// Forgets the pieces held by `side`'s hands, as if put aside off the board.

@@ -1,0 +1,107 @@
+//! Engine behaviour beyond the worked scenarios: how it copes with the ways real hands and a
+//! real tracker report a game.
+
+use shakmaty::fen::Fen;
+use shakmaty::{CastlingMode, Chess};
+use touchmove::events::Event;
+use touchmove::rules::{Engine, Options, Record};
+
+/// Runs events written one a line as `t hand ev [sq] [piece]`, e.g. `3 w1 place e8 Q`.
+fn run(fen: &str, opts: Options, script: &str) -> Vec<Record> {
+    let pos: Chess = fen.parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap();
+    let mut engine = Engine::new(pos, opts);
+    let mut out = Vec::new();
+    for (i, line) in script.lines().map(str::trim).filter(|l| !l.is_empty()).enumerate() {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        let mut json = format!(r#"{{"t":{},"hand":"{}","ev":"{}""#, w[0], w[1], w[2]);
+        if let Some(sq) = w.get(3) {
+            json.push_str(&format!(r#","sq":"{sq}""#));
+        }
+        if let Some(piece) = w.get(4) {
+            json.push_str(&format!(r#","piece":"{piece}""#));
+        }
+        json.push('}');
+        engine.apply(&Event::parse(&json, i + 1).unwrap(), &mut out);
+    }
+    engine.finish(&mut out);
+    out
+}
+
+fn summary(out: &[Record]) -> Vec<String> {
+    out.iter()
+        .map(|r| match r {
+            Record::Move(m) => format!("move {}", m.san),
+            Record::Ruling(r) => format!("{} {}", r.verdict.as_str(), r.article),
+            Record::Warning(w) => format!("warning: {}", w.text),
+            Record::ClaimClosed(c) => format!("claim closed {}", c.breach_article),
+        })
+        .collect()
+}
+
+const CLOCK: Options = Options { clock: true, declarations: true, time_control: touchmove::rules::TimeControl::Standard, min_conf: 0.7 };
+const ITALIAN: &str = "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4";
+
+#[test]
+fn a_captured_piece_kept_in_the_hand_is_off_the_board() {
+    let out = run(ITALIAN, CLOCK, "1 w1 lift c4\n2 w1 lift f7\n3 w1 release f7\n4 w1 press");
+    assert_eq!(summary(&out), ["move Bxf7+"]);
+}
+
+#[test]
+fn illegal_castling_completed_with_the_rook_is_an_illegal_move() {
+    // The bishop on c4 covers f1: kingside castling is illegal.
+    let fen = "r3k2r/ppp2ppp/8/8/2b5/8/PPP2PPP/R3K2R w KQkq - 0 1";
+    let out = run(fen, CLOCK, "1 w1 lift e1\n2 w1 release g1\n3 w1 lift h1\n4 w1 release f1\n5 w1 press");
+    assert_eq!(summary(&out), ["illegal 7.5.1"]);
+    let Record::Ruling(r) = &out[0] else { unreachable!() };
+    let required: Vec<String> = r.required.iter().map(|&m| touchmove::rules::record::uci(m)).collect();
+    assert_eq!(required, ["e1c1", "e1d1", "e1d2"]);
+}
+
+#[test]
+fn without_a_clock_the_opponents_first_touch_completes_the_move() {
+    let opts = Options { clock: false, ..CLOCK };
+    let out = run(ITALIAN, opts, "1 w1 lift f3\n2 w1 release g5\n5 b1 touch d7\n6 b1 lift d7\n7 b1 release d5");
+    assert_eq!(summary(&out), ["move Ng5", "move d5"]);
+    let Record::Move(m) = &out[0] else { unreachable!() };
+    assert_eq!((m.made_t, m.t), (2.0, 5.0));
+}
+
+#[test]
+fn a_late_clock_press_after_the_opponent_started_is_accepted() {
+    let out = run(ITALIAN, CLOCK, "1 w1 lift f3\n2 w1 release g5\n3 b1 lift d7\n4 w1 press\n5 b1 release d5\n6 b1 press");
+    assert_eq!(summary(&out), ["move Ng5", "move d5"]);
+}
+
+#[test]
+fn the_opponent_moving_out_of_turn_is_followed_with_a_warning() {
+    let out = run(ITALIAN, CLOCK, "1 b1 lift d7\n2 b1 release d5\n3 b1 press");
+    let s = summary(&out);
+    assert!(s[0].starts_with("warning: Black moved a piece while White had the move"), "{s:?}");
+    assert_eq!(s[1], "move d5");
+}
+
+#[test]
+fn a_second_illegal_move_loses() {
+    let fen = "8/4qpkp/6p1/8/8/2Q5/5PPP/6K1 b - - 0 1";
+    let out = run(fen, CLOCK, "1 b1 lift e7\n2 b1 release e6\n3 b1 press\n4 b1 lift e6\n5 b1 release d6\n6 b1 press");
+    let texts: Vec<String> = out.iter().filter_map(|r| if let Record::Ruling(r) = r { Some(r.text.clone()) } else { None }).collect();
+    assert_eq!(texts.len(), 2, "{texts:?}");
+    assert!(texts[0].contains("White gets two extra minutes"), "{}", texts[0]);
+    assert!(texts[1].contains("second completed illegal move: Black loses the game"), "{}", texts[1]);
+}
+
+#[test]
+fn a_doubtful_touch_gives_a_judgement_naming_the_doubt() {
+    let script = r#"{"t":1,"ev":"touch","sq":"d2","hand":"w1","conf":0.3}"#;
+    let pos: Chess = ITALIAN.parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap();
+    let mut engine = Engine::new(pos, CLOCK);
+    let mut out = Vec::new();
+    engine.apply(&Event::parse(script, 1).unwrap(), &mut out);
+    for (t, line) in [(2, r#""ev":"lift","sq":"f3""#), (3, r#""ev":"release","sq":"g5""#)] {
+        engine.apply(&Event::parse(&format!(r#"{{"t":{t},{line},"hand":"w1"}}"#), t).unwrap(), &mut out);
+    }
+    let Record::Ruling(r) = &out[0] else { panic!("{out:?}") };
+    assert_eq!((r.verdict.as_str(), r.article.as_str()), ("judgement", "4.3.1"));
+    assert!(r.text.contains("accidental (tracker confidence 0.30)"), "{}", r.text);
+}
