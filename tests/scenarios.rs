@@ -175,3 +175,33 @@ fn the_engine_follows_the_move_actually_played_after_a_breach() {
     assert_eq!(outcome.moves, ["Bc4", "Nf6"]);
     assert_eq!(outcome.rulings.len(), 1);
 }
+
+#[test]
+fn the_command_line_reproduces_every_scenario() {
+    let mut failures = Vec::new();
+    for s in scenarios() {
+        let mut args = vec!["rules".to_string(), "--fen".into(), s.fen.clone()];
+        args.extend(s.flags.iter().cloned());
+        args.push(format!("fixtures/rules/{}", s.events));
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_touchmove")).args(&args).output().expect("touchmove runs");
+        if !out.status.success() {
+            failures.push(format!("{}: exit {:?}: {}", s.id, out.status.code(), String::from_utf8_lossy(&out.stderr)));
+            continue;
+        }
+        let rulings: Vec<Expected> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("JSON line"))
+            .filter(|r| r["kind"] == "ruling")
+            .map(|r| Expected {
+                verdict: r["verdict"].as_str().unwrap().into(),
+                article: r["article"].as_str().unwrap().into(),
+                side: r["side"].as_str().unwrap().into(),
+                required: r["required"].as_array().unwrap().iter().map(|m| m.as_str().unwrap().to_string()).collect(),
+            })
+            .collect();
+        if rulings != s.expect {
+            failures.push(format!("{}: got {rulings:?} want {:?}", s.id, s.expect));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
