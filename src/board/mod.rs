@@ -118,7 +118,7 @@ impl Layout {
     }
 
     /// Board units (0..8 across the playing area, a8 corner at the origin) to warped pixels.
-    fn from_units(&self) -> Homography {
+    fn units_to_pixels(&self) -> Homography {
         let (s, m) = (f64::from(self.square), f64::from(self.margin));
         Homography([[s, 0.0, m], [0.0, s, m], [0.0, 0.0, 1.0]])
     }
@@ -221,7 +221,7 @@ impl Calibration {
 
     /// Warps a camera frame to the canonical top-down board of `layout`.
     pub fn warp(&self, frame: &Mat, layout: Layout) -> Result<Mat, BoardError> {
-        let m = layout.from_units().after(&self.homography).to_mat()?;
+        let m = layout.units_to_pixels().after(&self.homography).to_mat()?;
         let mut out = Mat::default();
         let side = layout.side() as i32;
         imgproc::warp_perspective(frame, &mut out, &m, Size::new(side, side), imgproc::INTER_AREA, opencv::core::BORDER_REPLICATE, Scalar::default())?;

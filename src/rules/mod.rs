@@ -499,10 +499,10 @@ impl Engine {
         let names: Vec<String> =
             others.iter().take(3).map(|t| format!("{} on {}", describe::piece(t.touched.piece, me), t.touched.origin)).collect();
         let more = if others.len() > 3 { ", ..." } else { "" };
-        let released = self.turn.commitments.iter().find_map(|c| match c {
-            Commitment::Castle(side) => Some(format!(" and released the king on {}", side.king_to(me))),
-            Commitment::PromotionSquare { to, .. } => Some(format!(" and released the pawn on {to}")),
-            Commitment::PromotionPiece { to, role } => Some(format!(" and touched {to} with a new {}", describe::role(*role))),
+        let released = self.turn.commitments.first().map(|c| match c {
+            Commitment::Castle(side) => format!(" and released the king on {}", side.king_to(me)),
+            Commitment::PromotionSquare { to, .. } => format!(" and released the pawn on {to}"),
+            Commitment::PromotionPiece { to, role } => format!(" and touched {to} with a new {}", describe::role(*role)),
         });
         match names.len() {
             0 => format!("moved{}", released.unwrap_or_default()),
@@ -790,7 +790,12 @@ impl Engine {
             setup.fullmoves = setup.fullmoves.saturating_add(1);
         }
         setup.turn = turn;
-        match Chess::from_setup(setup, CastlingMode::Standard).or_else(|e| e.ignore_invalid_castling_rights()) {
+        // Castling rights the board no longer supports are dropped, nothing else is forgiven.
+        let pos = match Chess::from_setup(setup, CastlingMode::Standard) {
+            Ok(pos) => Some(pos),
+            Err(e) => e.ignore_invalid_castling_rights().ok(),
+        };
+        match pos.ok_or(()) {
             Ok(pos) => {
                 let fen = Fen::from_position(&pos, EnPassantMode::Legal);
                 self.warn(t, format!("{why}; following the board from {fen}."), out);

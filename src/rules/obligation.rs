@@ -129,18 +129,18 @@ fn own_piece(pos: &Chess, legal: &MoveList, touches: &[Touched], i: usize) -> Op
                 .collect();
             king_moves.retain(|m| m.castling_side().is_none_or(|s| !barred.contains(&s)));
             let article = if barred.is_empty() { Article::A4_3_1 } else { Article::A4_4_2 };
-            (!king_moves.is_empty()).then(|| Obligation::Only(article, king_moves))
+            (!king_moves.is_empty()).then_some(Obligation::Only(article, king_moves))
         }
         Role::Rook
             if castling_rook_side(pos, me, this.origin).is_some()
                 && touches.iter().any(|t| t.piece == Piece { color: me, role: Role::King } && t.t > this.t) =>
         {
             let moves = moves_from(legal, this.origin);
-            (!moves.is_empty()).then(|| Obligation::Only(Article::A4_4_2, moves))
+            (!moves.is_empty()).then_some(Obligation::Only(Article::A4_4_2, moves))
         }
         _ => {
             let moves = moves_from(legal, this.origin);
-            (!moves.is_empty()).then(|| Obligation::Only(Article::A4_3_1, moves))
+            (!moves.is_empty()).then_some(Obligation::Only(Article::A4_3_1, moves))
         }
     }
 }
@@ -148,7 +148,7 @@ fn own_piece(pos: &Chess, legal: &MoveList, touches: &[Touched], i: usize) -> Op
 /// What one opponent's touched piece obliges: capture it (4.3.2), or nothing if it cannot be.
 fn opponent_piece(legal: &MoveList, this: Touched) -> Option<Obligation> {
     let moves = captures_of(legal, this.origin);
-    (!moves.is_empty()).then(|| Obligation::Only(Article::A4_3_2, moves))
+    (!moves.is_empty()).then_some(Obligation::Only(Article::A4_3_2, moves))
 }
 
 /// Groups of touch indices with equal time (order unknown), own pieces first within a time
