@@ -795,13 +795,13 @@ impl Engine {
             Ok(pos) => Some(pos),
             Err(e) => e.ignore_invalid_castling_rights().ok(),
         };
-        match pos.ok_or(()) {
-            Ok(pos) => {
+        match pos {
+            Some(pos) => {
                 let fen = Fen::from_position(&pos, EnPassantMode::Legal);
                 self.warn(t, format!("{why}; following the board from {fen}."), out);
                 self.pos = pos;
             }
-            Err(_) => {
+            None => {
                 let fen = Fen::from_position(&self.pos, EnPassantMode::Legal);
                 self.warn(t, format!("{why}, and the board is not a legal position; keeping {fen}."), out);
             }
