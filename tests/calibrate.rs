@@ -52,3 +52,29 @@ fn a_source_that_cannot_be_read_is_bad_input() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no/such/video.mp4: cannot open"));
 }
+
+#[test]
+fn a_bumped_camera_is_noticed_on_real_footage() {
+    use opencv::core::{Mat, Scalar, Size};
+    use opencv::prelude::*;
+    use touchmove::board::drift::{Drift, Watch};
+    use touchmove::capture::{Capture, Source};
+
+    let clip = Path::new("../shared/data/webcam-boards/emptyBoard001.avi");
+    if !clip.exists() {
+        eprintln!("skipped: {} is not here", clip.display());
+        return;
+    }
+    let frame = Capture::open(&Source::File(clip.into())).unwrap().next_frame().unwrap().unwrap().image;
+    let cal = Calibration::load(Path::new("calibration/webcam-empty-board.json")).unwrap();
+    let watch = Watch::new(cal.clone(), &frame).unwrap();
+    assert_eq!(watch.check(&frame).unwrap(), Drift::Still);
+    // The camera turned a little: the image moves 23 px (half a square) right and 12 px down.
+    let m = Mat::from_slice_2d(&[[1.0f64, 0.0, 23.0], [0.0, 1.0, 12.0]]).unwrap();
+    let mut bumped = Mat::default();
+    opencv::imgproc::warp_affine(&frame, &mut bumped, &m, Size::new(frame.cols(), frame.rows()), opencv::imgproc::INTER_LINEAR, opencv::core::BORDER_REPLICATE, Scalar::default()).unwrap();
+    let Drift::Moved(now) = watch.check(&bumped).unwrap() else { panic!("the bump is noticed") };
+    for (a, b) in now.iter().zip(&cal.corners) {
+        assert!((a.x - b.x - 23.0).abs() < 6.0 && (a.y - b.y - 12.0).abs() < 6.0, "{now:?} vs {:?}", cal.corners);
+    }
+}

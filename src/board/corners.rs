@@ -93,9 +93,10 @@ fn place(gray: &Mat, points: &[(f64, f64)], cols: i32, rows: i32) -> Result<Homo
     Ok(best.expect("at least one offset is tried").1)
 }
 
-/// The mean X-junction contrast at the 49 inner corners of the board `units_to_image` puts in
-/// the image: opposite quadrants alike, neighbouring quadrants different, alternating.
-fn junctions(gray: &Mat, units_to_image: &Homography) -> Result<f64, BoardError> {
+/// The mean X-junction contrast, in grey levels, at the 49 inner corners of the board
+/// `units_to_image` puts in the one-channel image `gray`: opposite quadrants alike,
+/// neighbouring quadrants different, alternating from corner to corner.
+pub fn junctions(gray: &Mat, units_to_image: &Homography) -> Result<f64, BoardError> {
     const N: i32 = 10;
     const S: i32 = 24;
     // Warped pixel -> board units (one square of margin) -> image.

@@ -3,6 +3,7 @@
 //! canonical top-down board (a8 top-left, White at the bottom).
 
 pub mod corners;
+pub mod drift;
 pub mod orientation;
 
 use std::path::Path;
