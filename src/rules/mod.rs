@@ -475,20 +475,13 @@ impl Engine {
         self.rule(made.t, verdict, article, me, allowed, text, ev, out);
     }
 
-    /// 4.3.3 is named only when pieces of both colours were touched besides the piece(s) the
-    /// player went on to move; otherwise the breach is of 4.3.1 or 4.3.2.
+    /// 4.3.3 is named only when an own piece was touched besides the piece(s) the player went
+    /// on to move; otherwise the breach is of 4.3.2 (the opponent's pieces touched are never the
+    /// ones moved, so they always remain).
     fn label(&self, article: Article, m: Move) -> Article {
-        if article != Article::A4_3_3 {
-            return article;
-        }
         let me = self.pos.turn();
-        let others = self.turn.touches.iter().filter(|t| !moves_piece(m, t.touched.origin));
-        let (own, opp) = others.fold((false, false), |(o, p), t| (o || t.touched.piece.color == me, p || t.touched.piece.color != me));
-        match (own, opp) {
-            (true, false) => Article::A4_3_1,
-            (false, true) => Article::A4_3_2,
-            _ => Article::A4_3_3,
-        }
+        let own_besides = self.turn.touches.iter().any(|t| t.touched.piece.color == me && !moves_piece(m, t.touched.origin));
+        if article == Article::A4_3_3 && !own_besides { Article::A4_3_2 } else { article }
     }
 
     /// "touched the knight on g1": the touched pieces in order, at most three named, leaving
