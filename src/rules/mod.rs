@@ -162,7 +162,8 @@ impl Engine {
         self.mover_event(ev, out);
     }
 
-    /// Ends the input at time `t`: completes a move that was made, and says what is unfinished.
+    /// Ends the input (at the last event's time): completes a move that was made, and says what
+    /// is unfinished.
     pub fn finish(&mut self, out: &mut Vec<Record>) {
         self.complete(self.last_t, Completion::End, out);
     }
