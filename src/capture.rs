@@ -138,14 +138,6 @@ impl Capture {
         &self.source
     }
 
-    /// Frames a second, as the source declares it (0 where unknown).
-    pub fn fps(&self) -> f64 {
-        match &self.reader {
-            Reader::Video(cap) => cap.get(videoio::CAP_PROP_FPS).unwrap_or(0.0),
-            Reader::Still(_) => 0.0,
-        }
-    }
-
     /// The next frame, or `None` at the end of a file.
     pub fn next_frame(&mut self) -> Result<Option<Frame>, CaptureError> {
         let index = self.index;
