@@ -11,5 +11,6 @@ pub mod board;
 pub mod capture;
 pub mod cmd;
 pub mod events;
+pub mod gate;
 pub mod pgn;
 pub mod rules;
