@@ -4,7 +4,6 @@
 
 use opencv::core::{Mat, Size};
 use opencv::imgproc;
-use opencv::prelude::*;
 
 use crate::board::BoardError;
 
@@ -62,6 +61,7 @@ fn largest_change(a: &Mat, b: &Mat) -> Result<f64, BoardError> {
 #[cfg(test)]
 mod tests {
     use opencv::core::{Point, Scalar};
+    use opencv::prelude::*;
 
     use super::*;
 
