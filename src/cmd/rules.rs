@@ -49,7 +49,8 @@ pub struct Args {
     /// Touches with a tracker confidence below this only support a judgement, not a violation.
     #[arg(long, default_value_t = 0.7, value_name = "0..1")]
     pub min_conf: f32,
-    /// Also write the game as PGN, rulings as comments with their times.
+    /// Also write the game as PGN, rulings as comments with their times; rewritten atomically
+    /// after every move, so a broadcast can poll it while events stream in.
     #[arg(long, value_name = "FILE")]
     pub pgn: Option<PathBuf>,
 }
@@ -103,8 +104,15 @@ pub fn run(args: &Args, out: &mut impl Write) -> Exit {
                 break;
             }
         }
+        let moves_before = counts.moves;
         if let Err(e) = emit(&mut records, &engine, &mut game, &mut counts, out) {
             return Exit::Failed(format!("cannot write the output: {e}"));
+        }
+        // A broadcast polls the PGN: rewrite it after every move.
+        if let Some(path) = args.pgn.as_ref().filter(|_| counts.moves > moves_before)
+            && let Err(e) = game.write_atomic(path, "touchmove rules")
+        {
+            return Exit::Failed(format!("{}: cannot write the PGN: {e}", path.display()));
         }
     }
     if matches!(status, Exit::Ok) {
