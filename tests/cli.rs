@@ -114,3 +114,30 @@ fn help_teaches_the_flags() {
         assert!(help.contains(flag), "--help lacks {flag}");
     }
 }
+
+#[test]
+fn the_pgn_is_rewritten_after_every_move_while_events_stream_in() {
+    use std::io::Write;
+    let dir = std::env::temp_dir().join(format!("touchmove-live-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pgn = dir.join("live.pgn");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_touchmove"))
+        .args(["rules", "--clock", "--pgn", pgn.to_str().unwrap(), "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(b"{\"t\":1,\"ev\":\"lift\",\"sq\":\"e2\",\"hand\":\"w1\"}\n{\"t\":2,\"ev\":\"release\",\"sq\":\"e4\",\"hand\":\"w1\"}\n{\"t\":3,\"ev\":\"press\",\"hand\":\"w1\"}\n")
+        .unwrap();
+    stdin.flush().unwrap();
+    // The input is still open: the PGN must already hold the move.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !std::fs::read_to_string(&pgn).is_ok_and(|p| p.contains("1. e4")) {
+        assert!(std::time::Instant::now() < deadline, "the PGN was not written while the input was open");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
