@@ -21,8 +21,9 @@ const FLAGS: [i32; 4] = [
     calib3d::CALIB_CB_EXHAUSTIVE | calib3d::CALIB_CB_ACCURACY,
 ];
 
-/// The long side images are scaled down to before searching, in pixels.
-const SEARCH_SIDE: f64 = 800.0;
+/// The long sides images are scaled down to before searching, in pixels, in the order tried: the
+/// detector's sectors fit some boards only at some scales.
+const SEARCH_SIDES: [f64; 4] = [800.0, 1000.0, 600.0, 1300.0];
 
 /// The largest error, in squares, of a found block against a perfect lattice.
 const MAX_LATTICE_ERROR: f64 = 0.15;
@@ -32,23 +33,38 @@ const MAX_LATTICE_ERROR: f64 = 0.15;
 pub fn find(image: &Mat) -> Result<Option<[Px; 4]>, BoardError> {
     let gray = grey(image)?;
     let long = f64::from(gray.cols().max(gray.rows()));
-    let scale = (SEARCH_SIDE / long).min(1.0);
-    let mut small = Mat::default();
-    imgproc::resize(&gray, &mut small, Size::default(), scale, scale, imgproc::INTER_AREA)?;
+    let mut tried: Vec<f64> = Vec::new();
+    for side in SEARCH_SIDES {
+        let scale = (side / long).min(1.0);
+        if tried.contains(&scale) {
+            continue;
+        }
+        tried.push(scale);
+        let mut small = Mat::default();
+        imgproc::resize(&gray, &mut small, Size::default(), scale, scale, imgproc::INTER_AREA)?;
+        if let Some(corners) = find_at(&small)? {
+            return Ok(Some(corners.map(|p| Px { x: p.x / scale, y: p.y / scale })));
+        }
+    }
+    Ok(None)
+}
+
+/// The board in an image already scaled for the search, in its pixels.
+fn find_at(small: &Mat) -> Result<Option<[Px; 4]>, BoardError> {
     for flags in FLAGS {
         for (cols, rows) in PATTERNS {
             let mut found = Vector::<Point2f>::new();
-            if !calib3d::find_chessboard_corners_sb(&small, Size::new(cols, rows), &mut found, flags)? {
+            if !calib3d::find_chessboard_corners_sb(small, Size::new(cols, rows), &mut found, flags)? {
                 continue;
             }
             let points: Vec<(f64, f64)> = found.iter().map(|p| (f64::from(p.x), f64::from(p.y))).collect();
             if lattice_error(&points, cols, rows)? > MAX_LATTICE_ERROR {
                 continue;
             }
-            let h = place(&small, &points, cols, rows)?;
+            let h = place(small, &points, cols, rows)?;
             let outer = [(0.0, 0.0), (8.0, 0.0), (8.0, 8.0), (0.0, 8.0)].map(|p| {
                 let (x, y) = h.apply(p);
-                Px { x: x / scale, y: y / scale }
+                Px { x, y }
             });
             return Ok(Some(image_order(outer)));
         }
