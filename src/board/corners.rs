@@ -2,7 +2,7 @@
 //! detector finds a block of corners (the whole 7x7 inner grid on an empty board, a 7x3 or 7x5
 //! band where pieces hide the rest); a block that is not a clean lattice is rejected; the block
 //! is then placed on the board's 9x9 grid lines where the most X-junctions of a chessboard are
-//! seen at the 49 inner corners.
+//! seen at the 49 inner corners. Several detector settings and image scales are tried in turn.
 
 use opencv::core::{Mat, Point2f, Size, Vector};
 use opencv::prelude::*;
