@@ -5,20 +5,32 @@ use std::process::Command;
 
 use touchmove::board::{Calibration, WhiteEdge};
 
-#[test]
-fn finds_the_empty_webcam_board_by_itself() {
-    let clip = Path::new("../shared/data/webcam-boards/emptyBoard001.avi");
-    if !clip.exists() {
-        eprintln!("skipped: {} is not here", clip.display());
-        return;
+/// The shared file at `path`, or `None` (and a note) where `../shared` is absent.
+fn shared(path: &str) -> Option<&Path> {
+    let path = Path::new(path);
+    if !path.exists() {
+        eprintln!("skipped: {} is not here", path.display());
+        return None;
     }
-    let dir = std::env::temp_dir().join(format!("touchmove-calibrate-{}", std::process::id()));
+    Some(path)
+}
+
+/// Runs `touchmove calibrate SOURCE ARGS --name NAME` into a fresh folder and loads the result.
+fn calibrate(source: &Path, name: &str, args: &[&str]) -> Calibration {
+    let dir = std::env::temp_dir().join(format!("touchmove-calibrate-{name}-{}", std::process::id()));
     let out = Command::new(env!("CARGO_BIN_EXE_touchmove"))
-        .args(["calibrate", clip.to_str().unwrap(), "--white", "right", "--name", "empty", "--dir", dir.to_str().unwrap()])
+        .args(["calibrate", source.to_str().unwrap(), "--name", name, "--dir", dir.to_str().unwrap()])
+        .args(args)
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let cal = Calibration::load(&dir.join("empty.json")).unwrap();
+    Calibration::load(&dir.join(format!("{name}.json"))).unwrap()
+}
+
+#[test]
+fn finds_the_empty_webcam_board_by_itself() {
+    let Some(clip) = shared("../shared/data/webcam-boards/emptyBoard001.avi") else { return };
+    let cal = calibrate(clip, "empty", &["--white", "right"]);
     assert_eq!(cal.white, WhiteEdge::Right);
     assert_eq!(cal.image_size, [640, 480]);
     // The playing area, read off the frame by eye: x 140..508, y 9..376. The board's own
@@ -31,18 +43,8 @@ fn finds_the_empty_webcam_board_by_itself() {
 
 #[test]
 fn reads_whites_edge_from_the_start_position() {
-    let photo = Path::new("../shared/data/webcam-boards/chessBoard005.jpg");
-    if !photo.exists() {
-        eprintln!("skipped: {} is not here", photo.display());
-        return;
-    }
-    let dir = std::env::temp_dir().join(format!("touchmove-calibrate-white-{}", std::process::id()));
-    let out = Command::new(env!("CARGO_BIN_EXE_touchmove"))
-        .args(["calibrate", photo.to_str().unwrap(), "--name", "start", "--dir", dir.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let cal = Calibration::load(&dir.join("start.json")).unwrap();
+    let Some(photo) = shared("../shared/data/webcam-boards/chessBoard005.jpg") else { return };
+    let cal = calibrate(photo, "start", &[]);
     assert_eq!(cal.white, WhiteEdge::Left, "White's pieces stand along the left edge of this photo");
 }
 
@@ -60,11 +62,7 @@ fn a_bumped_camera_is_noticed_on_real_footage() {
     use touchmove::board::drift::{Drift, Watch};
     use touchmove::capture::{Capture, Source};
 
-    let clip = Path::new("../shared/data/webcam-boards/emptyBoard001.avi");
-    if !clip.exists() {
-        eprintln!("skipped: {} is not here", clip.display());
-        return;
-    }
+    let Some(clip) = shared("../shared/data/webcam-boards/emptyBoard001.avi") else { return };
     let frame = Capture::open(&Source::File(clip.into())).unwrap().next_frame().unwrap().unwrap().image;
     let cal = Calibration::load(Path::new("calibration/webcam-empty-board.json")).unwrap();
     let watch = Watch::new(cal.clone(), &frame).unwrap();

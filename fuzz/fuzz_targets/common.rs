@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 
 use shakmaty::fen::Fen;
 use shakmaty::{CastlingMode, Chess};
-use touchmove::rules::{Options, TimeControl};
+use touchmove::rules::{Engine, Options, TimeControl};
 
 /// The start positions, one FEN a line (`fuzz/fens.txt`): the four named in the fuzzing brief
 /// first, then every other start position of `fixtures/rules/scenarios.json`, then a few with
@@ -44,6 +44,17 @@ pub fn setup(b0: u8, b1: u8) -> (Options, &'static str, Chess) {
     let all = positions();
     let (fen, pos) = &all[usize::from(b1) % all.len()];
     (opts, fen, pos.clone())
+}
+
+/// The engine the first two bytes of `data` ask for, and the rest of the input; `None` when the
+/// input is too short. With `TOUCHMOVE_FUZZ_DUMP` set, prints the options and the FEN.
+pub fn start(data: &[u8]) -> Option<(Engine, &[u8])> {
+    let [b0, b1, rest @ ..] = data else { return None };
+    let (opts, fen, pos) = setup(*b0, *b1);
+    if dump() {
+        eprintln!("# fen: {fen}\n# options: {opts:?}");
+    }
+    Some((Engine::new(pos, opts), rest))
 }
 
 /// Whether `TOUCHMOVE_FUZZ_DUMP` is set: the targets then print the options, the FEN and the

@@ -27,7 +27,6 @@
 use libfuzzer_sys::fuzz_target;
 use shakmaty::{Color, Move, Piece, Position, Role, Square};
 use touchmove::events::{Action, Event, Hand};
-use touchmove::rules::Engine;
 
 #[path = "common.rs"]
 mod common;
@@ -107,15 +106,8 @@ fn play(m: Move, hand: Hand, variant: bool, acts: &mut Vec<(Action, Hand)>) {
 }
 
 fuzz_target!(|data: &[u8]| {
-    if data.len() < 2 {
-        return;
-    }
-    let (opts, fen, pos) = common::setup(data[0], data[1]);
-    if common::dump() {
-        eprintln!("# fen: {fen}\n# options: {opts:?}");
-    }
-    let mut input = Input { data: &data[2..] };
-    let mut engine = Engine::new(pos, opts);
+    let Some((mut engine, rest)) = common::start(data) else { return };
+    let mut input = Input { data: rest };
     let mut out = Vec::new();
     let mut t = 0u32;
     let mut count = 0;

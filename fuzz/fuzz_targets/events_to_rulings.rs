@@ -8,21 +8,13 @@
 
 use libfuzzer_sys::fuzz_target;
 use touchmove::events::Event;
-use touchmove::rules::Engine;
 
 #[path = "common.rs"]
 mod common;
 
 fuzz_target!(|data: &[u8]| {
-    if data.len() < 2 {
-        return;
-    }
-    let (opts, fen, pos) = common::setup(data[0], data[1]);
-    if common::dump() {
-        eprintln!("# fen: {fen}\n# options: {opts:?}");
-    }
-    let text = String::from_utf8_lossy(&data[2..]);
-    let mut engine = Engine::new(pos, opts);
+    let Some((mut engine, rest)) = common::start(data) else { return };
+    let text = String::from_utf8_lossy(rest);
     let mut out = Vec::new();
     for (i, line) in text.split('\n').enumerate() {
         // The contract's reader trims lines; also parse the raw line, so `parse` sees
