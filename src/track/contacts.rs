@@ -28,8 +28,10 @@ pub struct Touch {
     pub t: f64,
     /// The hand nearest the square then.
     pub hand: Option<Hand>,
-    /// How sure the tracker is that the contact was a touch, 0 to 1.
+    /// How sure the tracker is of the event, 0 to 1.
     pub conf: f32,
+    /// A graze on the way to another piece, not a touch.
+    pub brush: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -93,8 +95,8 @@ impl Contacts {
                     && runs.iter().any(|o| {
                         o.sq != run.sq && o.hand == run.hand && o.first > run.last && o.first <= run.last + opts.graze_s
                     });
-                let conf = if graze { 0.4 } else { (0.6 + length).min(0.95) as f32 };
-                out.push(Touch { sq: run.sq, t: run.first, hand: run.hand, conf });
+                let conf = if graze { 0.6 } else { (0.6 + length).min(0.95) as f32 };
+                out.push(Touch { sq: run.sq, t: run.first, hand: run.hand, conf, brush: graze });
             }
             false
         });

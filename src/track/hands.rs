@@ -24,6 +24,8 @@ pub struct Track {
     pub over_board: bool,
     /// Time of the latest reading that saw it, in seconds.
     pub seen: f64,
+    /// The hand its arm says it is (1 right, 2 left), once an arm was seen.
+    arm: Option<u8>,
 }
 
 impl Track {
@@ -97,11 +99,14 @@ impl Hands {
         let mut taken = vec![false; self.tracks.len()];
         for cells in blobs {
             let centre = centroid(&cells);
+            let arm = arm_number(map, side, &cells);
             let best = self
                 .tracks
                 .iter()
                 .enumerate()
                 .filter(|(i, tr)| tr.hand.side == side && !taken[*i])
+                // An arm from the other half of the edge is the other hand.
+                .filter(|(_, tr)| arm.is_none() || tr.arm.is_none() || tr.arm == arm)
                 .map(|(i, tr)| {
                     let overlap = cells.iter().filter(|c| tr.cells.binary_search(c).is_ok()).count();
                     let dist = distance(centroid(&tr.cells), centre);
@@ -117,14 +122,14 @@ impl Hands {
                     tr.cells = cells;
                     tr.over_board = over_board;
                     tr.seen = t;
+                    tr.arm = arm.or(tr.arm);
                 }
                 None => {
                     let live: Vec<u8> = self.tracks.iter().filter(|tr| tr.hand.side == side).map(|tr| tr.hand.number).collect();
-                    let wanted = arm_number(map, side, &cells);
-                    let number = [wanted.unwrap_or(1), if wanted == Some(2) { 1 } else { 2 }].into_iter().find(|n| !live.contains(n));
+                    let number = [arm.unwrap_or(1), if arm == Some(2) { 1 } else { 2 }].into_iter().find(|n| !live.contains(n));
                     match number {
                         Some(number) => {
-                            self.tracks.push(Track { hand: Hand { side, number }, cells, over_board, seen: t });
+                            self.tracks.push(Track { hand: Hand { side, number }, cells, over_board, seen: t, arm });
                             taken.push(true);
                         }
                         None => {
@@ -162,8 +167,8 @@ fn arm_number(map: &HandMap, side: Color, cells: &[(usize, usize)]) -> Option<u8
     if edge.is_empty() {
         return None;
     }
-    let mean = edge.iter().sum::<f32>() / edge.len() as f32;
-    let right_of_centre = mean > map.side as f32 / 2.0;
+    let centre = map.side as f32 / 2.0;
+    let right_of_centre = 2 * edge.iter().filter(|&&c| c > centre).count() > edge.len();
     // White looks up the board (its right is the h-file side), Black down it.
     let right = right_of_centre == (side == Color::White);
     Some(if right { 1 } else { 2 })

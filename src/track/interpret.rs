@@ -8,7 +8,8 @@
 //!   first, then any hand), or else a `place` of a piece from off the board;
 //! - a hand leaving the board with pieces in it put them aside: one `remove` (no square) each,
 //!   so a captured piece lifted off the board is a `lift` then a `remove`;
-//! - a touch of a standing piece is a `touch`, or a `contact` when the hand holds a piece;
+//! - a touch of a standing piece is a `touch`, or a `contact` when the hand holds a piece, or
+//!   a `brush` when it was a graze on the way elsewhere;
 //! - a displaced piece is a `knock`.
 //!
 //! Lifts and releases carry `conf` 0.95 (the board showed them for several readings); touches
@@ -43,6 +44,8 @@ pub enum Observation {
         hand: Option<Hand>,
         /// How sure the tracker is.
         conf: f32,
+        /// A graze on the way elsewhere rather than a touch.
+        brush: bool,
     },
     /// The piece on `sq` was displaced or toppled.
     Knock {
@@ -133,10 +136,16 @@ impl Interpreter {
                     (None, None) => {}
                 }
             }
-            Observation::Touch { sq, hand, conf } => {
+            Observation::Touch { sq, hand, conf, brush } => {
                 let Some(piece) = self.board.piece_at(sq) else { return };
                 let hand = self.hand_or_guess(hand, piece.color);
-                let action = if self.held.iter().any(|&(h, _)| h == hand) { Action::Contact { sq, piece: None } } else { Action::Touch(sq) };
+                let action = if brush {
+                    Action::Brush(sq)
+                } else if self.held.iter().any(|&(h, _)| h == hand) {
+                    Action::Contact { sq, piece: None }
+                } else {
+                    Action::Touch(sq)
+                };
                 emit(hand, action, conf, out);
             }
             Observation::Knock { sq, hand } => {

@@ -1,6 +1,6 @@
 //! The tracker: turns the model's per-frame [`Reading`]s into the physical events of the event
-//! contract (`docs/events.md`): `touch`, `contact`, `lift`, `release`, `remove`, `place` and
-//! `knock`, each with the hand that did it and the tracker's `conf`.
+//! contract (`docs/events.md`): `touch`, `brush`, `contact`, `lift`, `release`, `remove`,
+//! `place` and `knock`, each with the hand that did it and the tracker's `conf`.
 //!
 //! It keeps a stable board (`squares`: hysteresis in time, and readings under a hand are not
 //! trusted), follows each side's hands as blobs of the hand map with stable ids (`hands`: `w1`,
@@ -151,7 +151,7 @@ impl Tracker {
 
     fn take_touches(&mut self, touches: Vec<contacts::Touch>) {
         for touch in touches {
-            self.interpreter.push(touch.t, Observation::Touch { sq: touch.sq, hand: touch.hand, conf: touch.conf });
+            self.interpreter.push(touch.t, Observation::Touch { sq: touch.sq, hand: touch.hand, conf: touch.conf, brush: touch.brush });
         }
     }
 
