@@ -62,7 +62,8 @@ impl Contacts {
             run.open = false;
         }
         for sq in Square::ALL {
-            if !(reading.square(sq).contact >= opts.contact_min) {
+            let contact = reading.square(sq).contact;
+            if contact.is_nan() || contact < opts.contact_min {
                 continue;
             }
             let hand = hands.nearest(&reading.hands, sq).map(|(h, _)| h);

@@ -185,7 +185,7 @@ fn blobs(map: &HandMap, side: Color, opts: &Options) -> Vec<Vec<(usize, usize)>>
     let mut seen = vec![false; n * n];
     let mut out = Vec::new();
     for start in 0..n * n {
-        if seen[start] || !(probs[start] >= opts.hand_min) {
+        if seen[start] || probs[start].is_nan() || probs[start] < opts.hand_min {
             continue;
         }
         seen[start] = true;

@@ -108,7 +108,7 @@ impl Tracker {
     /// previous one, or with a time that is not a number, is ignored.
     pub fn push(&mut self, reading: &Reading, out: &mut Vec<Event>) {
         let t = reading.t;
-        if !(t >= self.last_t) {
+        if t.is_nan() || t < self.last_t {
             return;
         }
         self.last_t = t;
@@ -161,5 +161,131 @@ impl Tracker {
         for left in now {
             self.interpreter.push(left.t, Observation::Left(left.hand));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use shakmaty::{Color, Piece, Square};
+
+    use super::*;
+    use crate::detect::reading::{CLASSES, piece_class};
+    use crate::detect::{HandMap, SquareReading};
+    use crate::events::{Action, Hand};
+
+    /// A reading of `board` with every square sure of its content and nothing covered.
+    fn reading(t: f64, board: &Board) -> Reading {
+        let blank = SquareReading { classes: [0.0; CLASSES], cover: 0.0, contact: 0.0 };
+        let mut squares = [blank; 64];
+        for sq in Square::ALL {
+            squares[sq as usize].classes[piece_class(board.piece_at(sq))] = 1.0;
+        }
+        let map = HandMap { side: 54, cells_per_square: 6, margin: 3, white: vec![0.0; 54 * 54], black: vec![0.0; 54 * 54] };
+        Reading { frame: (t * 20.0) as u64, t, squares, hands: map }
+    }
+
+    /// Fills a column of cells from `row0` to `row1` (inclusive) as a 3-cell-wide arm.
+    fn arm(map: &mut [f32], col: usize, rows: std::ops::RangeInclusive<usize>) {
+        for r in rows {
+            for c in col - 1..=col + 1 {
+                map[r * 54 + c] = 0.9;
+            }
+        }
+    }
+
+    #[test]
+    fn a_square_changes_only_after_trusted_readings_agree() {
+        let start = Board::default();
+        let mut tracker = Tracker::new(start.clone(), Options::default());
+        let mut out = Vec::new();
+        let mut empty_g1 = start.clone();
+        empty_g1.discard_piece_at(Square::G1);
+        let mut t = 0.0;
+        let mut feed = |tracker: &mut Tracker, board: &Board, cover: f32, n: usize, out: &mut Vec<Event>| {
+            for _ in 0..n {
+                t += 0.05;
+                let mut r = reading(t, board);
+                r.squares[Square::G1 as usize].cover = cover;
+                tracker.push(&r, out);
+            }
+        };
+        // Two blurred frames, then the knight again: nothing changes.
+        feed(&mut tracker, &empty_g1, 0.0, 2, &mut out);
+        feed(&mut tracker, &start, 0.0, 1, &mut out);
+        assert_eq!(tracker.board(), &start);
+        // Under a hand, the reading is not trusted however long it lasts.
+        feed(&mut tracker, &empty_g1, 0.9, 10, &mut out);
+        assert_eq!(tracker.board(), &start);
+        assert!(out.is_empty(), "{out:?}");
+        // Three trusted readings of an empty g1: the knight left.
+        feed(&mut tracker, &empty_g1, 0.0, 3, &mut out);
+        assert_eq!(tracker.board(), &empty_g1);
+        tracker.finish(&mut out);
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert_eq!(out[0].action, Action::Lift(Square::G1));
+        // No hand or contact was seen: dated at the first trusted empty reading (the 14th), not
+        // at the third, which confirmed it.
+        assert!((out[0].t - 0.70).abs() < 1e-9, "{out:?}");
+    }
+
+    #[test]
+    fn hands_get_ids_from_their_arms_and_keep_them() {
+        let mut tracker = Tracker::new(Board::default(), Options::default());
+        let mut out = Vec::new();
+        let board = Board::default();
+        let ids = |tracker: &Tracker| {
+            let mut ids: Vec<String> = tracker.hands().iter().map(|tr| tr.hand.to_string()).collect();
+            ids.sort();
+            ids
+        };
+        // White's right hand: its arm crosses the bottom edge on the h-file side.
+        let mut r = reading(0.05, &board);
+        arm(&mut r.hands.white, 40, 30..=53);
+        tracker.push(&r, &mut out);
+        assert_eq!(ids(&tracker), ["w1"]);
+        // It moves a little and the left hand comes in from the a-file side; Black's right
+        // hand comes from the top edge on the a-file side (Black's right).
+        let mut r = reading(0.10, &board);
+        arm(&mut r.hands.white, 41, 28..=53);
+        arm(&mut r.hands.white, 12, 35..=53);
+        arm(&mut r.hands.black, 10, 0..=15);
+        tracker.push(&r, &mut out);
+        assert_eq!(ids(&tracker), ["b1", "w1", "w2"]);
+        let w1 = tracker.hands().iter().find(|tr| tr.hand == Hand { side: Color::White, number: 1 }).unwrap();
+        assert!(w1.cells.contains(&(28, 41)) && w1.over_board);
+        // Noise below the threshold is no hand.
+        let mut r = reading(0.15, &board);
+        r.hands.black.iter_mut().for_each(|v| *v = 0.3);
+        tracker.push(&r, &mut out);
+        tracker.push(&reading(0.5, &board), &mut out);
+        assert!(tracker.hands().is_empty());
+        assert!(out.is_empty(), "{out:?}");
+    }
+
+    #[test]
+    fn a_lift_and_release_by_one_hand_is_a_move_of_that_hand() {
+        let start = Board::default();
+        let mut tracker = Tracker::new(start.clone(), Options::default());
+        let mut out = Vec::new();
+        let mut lifted = start.clone();
+        lifted.discard_piece_at(Square::G1);
+        let mut after = lifted.clone();
+        after.set_piece_at(Square::F3, Piece::from_char('N').unwrap());
+        let mut t = 0.0;
+        for (board, hand) in [(&start, true), (&lifted, true), (&after, true), (&after, false), (&after, false)] {
+            for _ in 0..4 {
+                t += 0.05;
+                let mut r = reading(t, board);
+                if hand {
+                    // The hand over g1 and f3, arm from White's right.
+                    arm(&mut r.hands.white, 39, 27..=53);
+                }
+                tracker.push(&r, &mut out);
+            }
+        }
+        tracker.finish(&mut out);
+        let got: Vec<(String, &str, Option<Square>)> = out.iter().map(|e| (e.hand.to_string(), e.action.name(), e.action.square())).collect();
+        assert_eq!(got, [("w1".to_string(), "lift", Some(Square::G1)), ("w1".to_string(), "release", Some(Square::F3))]);
+        assert!(out.windows(2).all(|w| w[0].t <= w[1].t));
     }
 }

@@ -119,12 +119,12 @@ impl Squares {
                 st.first_contact.get_or_insert((t, hand));
                 st.last_contact = Some((t, hand));
             }
-            if !(r.cover < opts.cover_max) {
+            if r.cover.is_nan() || r.cover >= opts.cover_max {
                 continue;
             }
             let stable = self.board.piece_at(sq);
             let (class, p) = best(&r.classes);
-            if !(p >= opts.class_min) {
+            if p < opts.class_min {
                 st.candidate = None;
                 if stable.is_some() && r.occupied() >= 0.5 {
                     let (n, first) = st.doubt.map_or((1, t), |(n, first)| (n + 1, first));
