@@ -15,3 +15,4 @@ pub mod events;
 pub mod gate;
 pub mod pgn;
 pub mod rules;
+pub mod track;

@@ -1,0 +1,105 @@
+//! Touches: runs of contact readings on an occupied square, with the tracker's confidence.
+//!
+//! A run is the contact readings (at least [`Options::contact_min`]) on one square with gaps of
+//! at most [`Options::contact_gap_s`]. It is decided once the square has been seen again after
+//! the run: if its piece left (a lift or a removal, which the board change reports), the run
+//! was the grasp and gives nothing; otherwise it is a touch dated at its first reading.
+//!
+//! Confidence grows with the run's length: `0.6 + seconds`, at most 0.95, so a contact seen in
+//! a single frame (0.6) or two is below the rule engine's default `--min-conf` of 0.7 and only
+//! supports a judgement. A short run (under 0.4 s) followed within [`Options::graze_s`] by the
+//! same hand's contact with another square is a graze on the way there: 0.4. Vision cannot
+//! tell a brush from a deliberate touch; it says how sure it is and the engine decides.
+
+use shakmaty::Square;
+
+use super::Options;
+use super::hands::Hands;
+use super::squares::Squares;
+use crate::detect::Reading;
+use crate::events::Hand;
+
+/// A touch the readings support.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Touch {
+    /// The square whose piece was touched.
+    pub sq: Square,
+    /// The first reading of the contact.
+    pub t: f64,
+    /// The hand nearest the square then.
+    pub hand: Option<Hand>,
+    /// How sure the tracker is of the event, 0 to 1.
+    pub conf: f32,
+    /// A graze on the way to another piece, not a touch.
+    pub brush: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Run {
+    sq: Square,
+    hand: Option<Hand>,
+    first: f64,
+    last: f64,
+    open: bool,
+}
+
+/// Contact runs being followed or waiting to be decided.
+#[derive(Clone, Debug, Default)]
+pub struct Contacts {
+    runs: Vec<Run>,
+}
+
+impl Contacts {
+    /// The earliest time a touch still to be reported can carry.
+    pub fn pending_since(&self) -> f64 {
+        self.runs.iter().map(|r| r.first).fold(f64::INFINITY, f64::min)
+    }
+
+    /// Takes in one reading (after `squares` took it in); appends decided touches to `out`.
+    pub fn update(&mut self, reading: &Reading, hands: &Hands, squares: &Squares, opts: &Options, out: &mut Vec<Touch>) {
+        let t = reading.t;
+        for run in self.runs.iter_mut().filter(|r| r.open && t - r.last > opts.contact_gap_s) {
+            run.open = false;
+        }
+        for sq in Square::ALL {
+            let contact = reading.square(sq).contact;
+            if contact.is_nan() || contact < opts.contact_min {
+                continue;
+            }
+            let hand = hands.nearest(&reading.hands, sq).map(|(h, _)| h);
+            if let Some(run) = self.runs.iter_mut().find(|r| r.open && r.sq == sq) {
+                run.last = t;
+                run.hand = run.hand.or(hand);
+            } else if squares.board().piece_at(sq).is_some() {
+                self.runs.push(Run { sq, hand, first: t, last: t, open: true });
+            }
+        }
+        self.decide(t, squares, opts, false, out);
+    }
+
+    /// Decides every run still waiting (end of input).
+    pub fn finish(&mut self, squares: &Squares, opts: &Options, out: &mut Vec<Touch>) {
+        self.decide(f64::INFINITY, squares, opts, true, out);
+    }
+
+    fn decide(&mut self, t: f64, squares: &Squares, opts: &Options, all: bool, out: &mut Vec<Touch>) {
+        let runs = self.runs.clone();
+        self.runs.retain(|run| {
+            let ready = all || (!run.open && t > run.last + opts.graze_s && squares.confirmed(run.sq) > run.last);
+            let lifted = squares.changed(run.sq) >= run.first;
+            if !ready && !lifted {
+                return true;
+            }
+            if !lifted {
+                let length = run.last - run.first;
+                let graze = length < 0.4
+                    && runs.iter().any(|o| {
+                        o.sq != run.sq && o.hand == run.hand && o.first > run.last && o.first <= run.last + opts.graze_s
+                    });
+                let conf = if graze { 0.6 } else { (0.6 + length).min(0.95) as f32 };
+                out.push(Touch { sq: run.sq, t: run.first, hand: run.hand, conf, brush: graze });
+            }
+            false
+        });
+    }
+}

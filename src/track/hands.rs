@@ -1,0 +1,233 @@
+//! Hand tracks: blobs of each side's hand map, matched frame to frame, with stable ids.
+//!
+//! A blob is a 4-connected component of cells at or above [`Options::hand_min`]. A side's blob
+//! takes over the track it overlaps most (or the nearest, within two squares). A new blob gets
+//! its number from the board edge its arm crosses: the arm of a player's right hand comes in on
+//! the right half of that player's edge (White at the bottom, Black at the top, seen from the
+//! player), numbered 1; the left hand's, 2. A blob with no arm in the margin takes the free
+//! number. A side has at most two hands: a third blob joins the nearest track.
+
+use shakmaty::{Color, Square};
+
+use super::Options;
+use crate::detect::HandMap;
+use crate::events::Hand;
+
+/// One hand (with its arm) as the tracker follows it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Track {
+    /// Its id: side and number (`w1`, `b2`).
+    pub hand: Hand,
+    /// The cells of the hand map it covers in the latest reading, as (row, column).
+    pub cells: Vec<(usize, usize)>,
+    /// Whether any of its cells lies over the playing area.
+    pub over_board: bool,
+    /// Time of the latest reading that saw it, in seconds.
+    pub seen: f64,
+    /// The hand its arm says it is (1 right, 2 left), once an arm was seen.
+    arm: Option<u8>,
+}
+
+impl Track {
+    /// The distance, in squares, from the centre of `sq` to the nearest cell of the track, on a
+    /// map with `map`'s geometry.
+    pub fn distance(&self, map: &HandMap, sq: Square) -> f32 {
+        let (rows, cols) = map.cells(sq);
+        let n = map.cells_per_square.max(1) as f32;
+        let (r, c) = ((rows.start + rows.end) as f32 / 2.0, (cols.start + cols.end) as f32 / 2.0);
+        self.cells
+            .iter()
+            .map(|&(row, col)| {
+                let (dr, dc) = (row as f32 + 0.5 - r, col as f32 + 0.5 - c);
+                (dr * dr + dc * dc).sqrt() / n
+            })
+            .fold(f32::INFINITY, f32::min)
+    }
+}
+
+/// A hand that left the board: no blob over the playing area any more.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Left {
+    /// Which hand.
+    pub hand: Hand,
+    /// The last time it was seen over the board.
+    pub t: f64,
+}
+
+/// The live tracks.
+#[derive(Clone, Debug, Default)]
+pub struct Hands {
+    tracks: Vec<Track>,
+}
+
+impl Hands {
+    /// The tracks alive now.
+    pub fn tracks(&self) -> &[Track] {
+        &self.tracks
+    }
+
+    /// Updates the tracks from the hand map of the reading at `t`; appends to `left` the hands
+    /// that were over the board and no longer are.
+    pub fn update(&mut self, map: &HandMap, t: f64, opts: &Options, left: &mut Vec<Left>) {
+        let before: Vec<(Hand, bool, f64)> = self.tracks.iter().map(|tr| (tr.hand, tr.over_board, tr.seen)).collect();
+        for side in Color::ALL {
+            let blobs = blobs(map, side, opts);
+            self.match_side(map, side, blobs, t);
+        }
+        // Tracks unseen for too long are dropped.
+        self.tracks.retain(|tr| t - tr.seen <= opts.hand_lost_s);
+        for (hand, over, seen) in before {
+            let now = self.tracks.iter().find(|tr| tr.hand == hand);
+            // Dropped, or seen now away from the playing area.
+            let gone = now.is_none_or(|tr| tr.seen == t && !tr.over_board);
+            if over && gone {
+                left.push(Left { hand, t: seen });
+            }
+        }
+    }
+
+    /// The track of any side nearest to `sq` (distance in squares), over the board.
+    pub fn nearest(&self, map: &HandMap, sq: Square) -> Option<(Hand, f32)> {
+        self.tracks
+            .iter()
+            .filter(|tr| tr.over_board)
+            .map(|tr| (tr.hand, tr.distance(map, sq)))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+    }
+
+    fn match_side(&mut self, map: &HandMap, side: Color, blobs: Vec<Vec<(usize, usize)>>, t: f64) {
+        let mut taken = vec![false; self.tracks.len()];
+        for cells in blobs {
+            let centre = centroid(&cells);
+            let arm = arm_number(map, side, &cells);
+            let best = self
+                .tracks
+                .iter()
+                .enumerate()
+                .filter(|(i, tr)| tr.hand.side == side && !taken[*i])
+                // An arm from the other half of the edge is the other hand.
+                .filter(|(_, tr)| arm.is_none() || tr.arm.is_none() || tr.arm == arm)
+                .map(|(i, tr)| {
+                    let overlap = cells.iter().filter(|c| tr.cells.binary_search(c).is_ok()).count();
+                    let dist = distance(centroid(&tr.cells), centre);
+                    (i, overlap, dist)
+                })
+                .filter(|&(_, overlap, dist)| overlap > 0 || dist <= 2.0 * map.cells_per_square as f32)
+                .max_by(|a, b| a.1.cmp(&b.1).then(b.2.total_cmp(&a.2)));
+            let over_board = cells.iter().any(|&(r, c)| map.square_at(r, c).is_some());
+            match best {
+                Some((i, _, _)) => {
+                    taken[i] = true;
+                    let tr = &mut self.tracks[i];
+                    tr.cells = cells;
+                    tr.over_board = over_board;
+                    tr.seen = t;
+                    tr.arm = arm.or(tr.arm);
+                }
+                None => {
+                    let live: Vec<u8> = self.tracks.iter().filter(|tr| tr.hand.side == side).map(|tr| tr.hand.number).collect();
+                    let number = [arm.unwrap_or(1), if arm == Some(2) { 1 } else { 2 }].into_iter().find(|n| !live.contains(n));
+                    match number {
+                        Some(number) => {
+                            self.tracks.push(Track { hand: Hand { side, number }, cells, over_board, seen: t, arm });
+                            taken.push(true);
+                        }
+                        None => {
+                            // A third blob of one side: part of the nearest hand of that side.
+                            if let Some(tr) = self
+                                .tracks
+                                .iter_mut()
+                                .filter(|tr| tr.hand.side == side)
+                                .min_by(|a, b| distance(centroid(&a.cells), centre).total_cmp(&distance(centroid(&b.cells), centre)))
+                            {
+                                tr.cells.extend(cells);
+                                tr.cells.sort_unstable();
+                                tr.over_board |= over_board;
+                                tr.seen = t;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The number of a new hand from where its arm crosses its player's edge: 1 for the right hand,
+/// 2 for the left; `None` when no cell of the blob lies in that margin.
+fn arm_number(map: &HandMap, side: Color, cells: &[(usize, usize)]) -> Option<u8> {
+    let edge: Vec<f32> = cells
+        .iter()
+        .filter(|&&(r, _)| match side {
+            Color::White => r + map.margin >= map.side,
+            Color::Black => r < map.margin,
+        })
+        .map(|&(_, c)| c as f32 + 0.5)
+        .collect();
+    if edge.is_empty() {
+        return None;
+    }
+    let centre = map.side as f32 / 2.0;
+    let right_of_centre = 2 * edge.iter().filter(|&&c| c > centre).count() > edge.len();
+    // White looks up the board (its right is the h-file side), Black down it.
+    let right = right_of_centre == (side == Color::White);
+    Some(if right { 1 } else { 2 })
+}
+
+/// The 4-connected components of `side`'s map at or above the threshold, largest first, each
+/// of at least `Options::hand_min_cells` cells.
+fn blobs(map: &HandMap, side: Color, opts: &Options) -> Vec<Vec<(usize, usize)>> {
+    let probs = map.of(side);
+    let n = map.side;
+    if n == 0 || probs.len() < n * n {
+        return Vec::new();
+    }
+    let mut seen = vec![false; n * n];
+    let mut out = Vec::new();
+    for start in 0..n * n {
+        if seen[start] || probs[start].is_nan() || probs[start] < opts.hand_min {
+            continue;
+        }
+        seen[start] = true;
+        let mut stack = vec![start];
+        let mut cells = Vec::new();
+        while let Some(i) = stack.pop() {
+            let (r, c) = (i / n, i % n);
+            cells.push((r, c));
+            let mut visit = |j: usize| {
+                if !seen[j] && probs[j] >= opts.hand_min {
+                    seen[j] = true;
+                    stack.push(j);
+                }
+            };
+            if r > 0 {
+                visit(i - n);
+            }
+            if r + 1 < n {
+                visit(i + n);
+            }
+            if c > 0 {
+                visit(i - 1);
+            }
+            if c + 1 < n {
+                visit(i + 1);
+            }
+        }
+        if cells.len() >= opts.hand_min_cells {
+            cells.sort_unstable();
+            out.push(cells);
+        }
+    }
+    out.sort_by_key(|b| std::cmp::Reverse(b.len()));
+    out
+}
+
+fn centroid(cells: &[(usize, usize)]) -> (f32, f32) {
+    let n = cells.len().max(1) as f32;
+    let (r, c) = cells.iter().fold((0.0, 0.0), |(r, c), &(row, col)| (r + row as f32, c + col as f32));
+    (r / n, c / n)
+}
+
+fn distance(a: (f32, f32), b: (f32, f32)) -> f32 {
+    ((a.0 - b.0).powi(2) + (a.1 - b.1).powi(2)).sqrt()
+}

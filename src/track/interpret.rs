@@ -1,0 +1,172 @@
+//! From dated observations to the events of the contract, in time order.
+//!
+//! Observations arrive when the tracker is sure of them, which is later than when they
+//! happened and not in order; they wait here until nothing earlier can still come, then are
+//! read in time order against what each hand holds:
+//! - a piece leaving its square is a `lift` by the hand seen there; the hand now holds it;
+//! - a piece appearing is a `release` by the hand holding that piece (the hand seen there
+//!   first, then any hand), or else a `place` of a piece from off the board;
+//! - a hand leaving the board with pieces in it put them aside: one `remove` (no square) each,
+//!   so a captured piece lifted off the board is a `lift` then a `remove`;
+//! - a touch of a standing piece is a `touch`, or a `contact` when the hand holds a piece, or
+//!   a `brush` when it was a graze on the way elsewhere;
+//! - a displaced piece is a `knock`.
+//!
+//! Lifts and releases carry `conf` 0.95 (the board showed them for several readings); touches
+//! carry theirs (see `contacts`).
+
+use shakmaty::{Board, Color, Piece, Square};
+
+use crate::events::{Action, Event, Hand};
+
+/// Confidence of changes the stable board showed.
+const BOARD_CONF: f32 = 0.95;
+
+/// One dated observation, before interpretation.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Observation {
+    /// The content of `sq` changed.
+    Change {
+        /// The square.
+        sq: Square,
+        /// What stood there before.
+        from: Option<Piece>,
+        /// What stands there now.
+        to: Option<Piece>,
+        /// The hand seen there.
+        hand: Option<Hand>,
+    },
+    /// A hand touched the piece standing on `sq`.
+    Touch {
+        /// The square.
+        sq: Square,
+        /// The hand.
+        hand: Option<Hand>,
+        /// How sure the tracker is.
+        conf: f32,
+        /// A graze on the way elsewhere rather than a touch.
+        brush: bool,
+    },
+    /// The piece on `sq` was displaced or toppled.
+    Knock {
+        /// The square.
+        sq: Square,
+        /// The hand seen there.
+        hand: Option<Hand>,
+    },
+    /// `hand` left the board.
+    Left(Hand),
+}
+
+/// The waiting observations and what the hands hold.
+#[derive(Clone, Debug)]
+pub struct Interpreter {
+    waiting: Vec<(f64, u64, Observation)>,
+    seq: u64,
+    board: Board,
+    held: Vec<(Hand, Piece)>,
+    last_hand: Option<Hand>,
+    last_t: f64,
+}
+
+impl Interpreter {
+    /// Starts from `board`, nothing held.
+    pub fn new(board: Board) -> Interpreter {
+        Interpreter { waiting: Vec::new(), seq: 0, board, held: Vec::new(), last_hand: None, last_t: 0.0 }
+    }
+
+    /// Adds an observation dated `t`.
+    pub fn push(&mut self, t: f64, obs: Observation) {
+        self.waiting.push((t, self.seq, obs));
+        self.seq += 1;
+    }
+
+    /// Interprets, in time order, the observations dated before `until`.
+    pub fn flush(&mut self, until: f64, out: &mut Vec<Event>) {
+        self.waiting.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let n = self.waiting.iter().take_while(|w| w.0 < until).count();
+        let ready: Vec<(f64, u64, Observation)> = self.waiting.drain(..n).collect();
+        for (t, _, obs) in ready {
+            // Never back in time, even if an observation came in later than promised.
+            let t = t.max(self.last_t);
+            self.last_t = t;
+            self.read(t, obs, out);
+        }
+    }
+
+    fn read(&mut self, t: f64, obs: Observation, out: &mut Vec<Event>) {
+        let emit = |hand: Hand, action: Action, conf: f32, out: &mut Vec<Event>| {
+            out.push(Event { t, action, hand, conf: Some(conf) });
+        };
+        match obs {
+            Observation::Change { sq, from, to, hand } => {
+                match to {
+                    Some(piece) => {
+                        self.board.set_piece_at(sq, piece);
+                    }
+                    None => {
+                        self.board.discard_piece_at(sq);
+                    }
+                }
+                match (from, to) {
+                    (Some(piece), None) => {
+                        let hand = self.hand_or_guess(hand, piece.color);
+                        self.held.push((hand, piece));
+                        emit(hand, Action::Lift(sq), BOARD_CONF, out);
+                    }
+                    (_, Some(piece)) => {
+                        let holder = self
+                            .held
+                            .iter()
+                            .rposition(|&(h, p)| Some(h) == hand && p == piece)
+                            .or_else(|| self.held.iter().rposition(|&(h, p)| p == piece && h.side == piece.color))
+                            .or_else(|| self.held.iter().rposition(|&(_, p)| p == piece));
+                        match holder {
+                            Some(i) => {
+                                let (holder, _) = self.held.remove(i);
+                                self.last_hand = Some(holder);
+                                emit(holder, Action::Release(sq), BOARD_CONF, out);
+                            }
+                            None => {
+                                let hand = self.hand_or_guess(hand, piece.color);
+                                emit(hand, Action::Place { sq, piece }, BOARD_CONF, out);
+                            }
+                        }
+                    }
+                    (None, None) => {}
+                }
+            }
+            Observation::Touch { sq, hand, conf, brush } => {
+                let Some(piece) = self.board.piece_at(sq) else { return };
+                let hand = self.hand_or_guess(hand, piece.color);
+                let action = if brush {
+                    Action::Brush(sq)
+                } else if self.held.iter().any(|&(h, _)| h == hand) {
+                    Action::Contact { sq, piece: None }
+                } else {
+                    Action::Touch(sq)
+                };
+                emit(hand, action, conf, out);
+            }
+            Observation::Knock { sq, hand } => {
+                let Some(piece) = self.board.piece_at(sq) else { return };
+                let hand = self.hand_or_guess(hand, piece.color);
+                emit(hand, Action::Knock(sq), BOARD_CONF, out);
+            }
+            Observation::Left(hand) => {
+                let n = self.held.iter().filter(|&&(h, _)| h == hand).count();
+                self.held.retain(|&(h, _)| h != hand);
+                for _ in 0..n {
+                    emit(hand, Action::Remove(None), BOARD_CONF, out);
+                }
+            }
+        }
+    }
+
+    /// The hand seen, else the last hand that acted, else the first hand of `side`.
+    fn hand_or_guess(&mut self, hand: Option<Hand>, side: Color) -> Hand {
+        let hand = hand.or(self.last_hand).unwrap_or(Hand { side, number: 1 });
+        self.last_hand = Some(hand);
+        hand
+    }
+}

@@ -1,0 +1,291 @@
+//! The tracker: turns the model's per-frame [`Reading`]s into the physical events of the event
+//! contract (`docs/events.md`): `touch`, `brush`, `contact`, `lift`, `release`, `remove`,
+//! `place` and `knock`, each with the hand that did it and the tracker's `conf`.
+//!
+//! It keeps a stable board (`squares`: hysteresis in time, and readings under a hand are not
+//! trusted), follows each side's hands as blobs of the hand map with stable ids (`hands`: `w1`,
+//! `w2`, `b1`, `b2`; the number comes from the board edge the arm crosses), turns contact
+//! readings into touches with a confidence (`contacts`), and reads the dated observations in
+//! time order against what each hand holds (`interpret`). So the number of hands in a move is
+//! known (4.1), and where vision cannot tell a brush from a touch it says so through `conf`.
+//!
+//! Events come out when the tracker is sure nothing earlier can still be seen: a change is
+//! dated back to when the hand made it, so an event waits until every square has been seen
+//! uncovered since then. A square hidden for long holds the output back until it is seen.
+//!
+//! The clock is not in view: the tracker never emits `press`, and never `adjust` (a spoken
+//! "j'adoube" is not in the pictures). The rule engine completes a move at the opponent's first
+//! touch or at the end of the input.
+
+mod contacts;
+mod hands;
+mod interpret;
+mod squares;
+
+use shakmaty::Board;
+
+pub use hands::Track;
+
+use crate::detect::Reading;
+use crate::events::Event;
+use contacts::Contacts;
+use hands::{Hands, Left};
+use interpret::{Interpreter, Observation};
+use squares::{Seen, Squares};
+
+/// The tracker's thresholds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Options {
+    /// A square's class reading is trusted only while less than this fraction is covered.
+    pub cover_max: f32,
+    /// A class must have at least this probability to confirm or change a square.
+    pub class_min: f32,
+    /// Trusted readings in a row that must agree before a square changes (or is found knocked).
+    pub hold: usize,
+    /// Contact probability from which a hand is taken to touch the piece.
+    pub contact_min: f32,
+    /// Longest gap, in seconds, inside one contact (missed readings).
+    pub contact_gap_s: f64,
+    /// A short contact followed this soon (seconds) by the same hand's contact elsewhere is a
+    /// graze on the way.
+    pub graze_s: f64,
+    /// Hand-map probability from which a cell belongs to a hand.
+    pub hand_min: f32,
+    /// Smallest blob, in cells, that is a hand.
+    pub hand_min_cells: usize,
+    /// Seconds a hand may go unseen before its track ends.
+    pub hand_lost_s: f64,
+    /// A hand within this many squares of a square's centre is at that square.
+    pub near_squares: f32,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            cover_max: 0.35,
+            class_min: 0.5,
+            hold: 3,
+            contact_min: 0.5,
+            contact_gap_s: 0.12,
+            graze_s: 0.35,
+            hand_min: 0.5,
+            hand_min_cells: 4,
+            hand_lost_s: 0.2,
+            near_squares: 1.0,
+        }
+    }
+}
+
+/// Follows the board and the hands over a sequence of readings.
+#[derive(Clone, Debug)]
+pub struct Tracker {
+    opts: Options,
+    squares: Squares,
+    hands: Hands,
+    contacts: Contacts,
+    interpreter: Interpreter,
+    /// Hands that left the board, waiting until the board around them is seen again.
+    leaving: Vec<Left>,
+    last_t: f64,
+}
+
+impl Tracker {
+    /// A tracker for a game whose pieces stand as on `start` (from the game's FEN).
+    pub fn new(start: Board, options: Options) -> Tracker {
+        Tracker {
+            opts: options,
+            squares: Squares::new(start.clone()),
+            hands: Hands::default(),
+            contacts: Contacts::default(),
+            interpreter: Interpreter::new(start),
+            leaving: Vec::new(),
+            last_t: f64::NEG_INFINITY,
+        }
+    }
+
+    /// Takes in the next reading and appends to `out` the events it is now sure of, in time
+    /// order. Frames may be skipped (times come from `reading.t`); a reading earlier than the
+    /// previous one, or with a time that is not a number, is ignored.
+    pub fn push(&mut self, reading: &Reading, out: &mut Vec<Event>) {
+        let t = reading.t;
+        if t.is_nan() || t < self.last_t {
+            return;
+        }
+        self.last_t = t;
+        self.hands.update(&reading.hands, t, &self.opts, &mut self.leaving);
+        let mut seen = Vec::new();
+        self.squares.update(reading, &self.hands, &self.opts, &mut seen);
+        for s in seen {
+            match s {
+                Seen::Change { sq, from, to, t, hand } => self.interpreter.push(t, Observation::Change { sq, from, to, hand }),
+                Seen::Knock { sq, t, hand } => self.interpreter.push(t, Observation::Knock { sq, hand }),
+            }
+        }
+        let mut touches = Vec::new();
+        self.contacts.update(reading, &self.hands, &self.squares, &self.opts, &mut touches);
+        self.take_touches(touches);
+        let settled = self.squares.settled();
+        self.take_leaving(|left| left.t < settled);
+        let until = settled.min(self.contacts.pending_since()).min(t);
+        self.interpreter.flush(until, out);
+    }
+
+    /// Ends the input: decides what is pending and appends the remaining events.
+    pub fn finish(&mut self, out: &mut Vec<Event>) {
+        let mut touches = Vec::new();
+        self.contacts.finish(&self.squares, &self.opts, &mut touches);
+        self.take_touches(touches);
+        self.take_leaving(|_| true);
+        self.interpreter.flush(f64::INFINITY, out);
+    }
+
+    /// The stable board as the tracker believes it now.
+    pub fn board(&self) -> &Board {
+        self.squares.board()
+    }
+
+    /// The hands it follows now.
+    pub fn hands(&self) -> &[Track] {
+        self.hands.tracks()
+    }
+
+    fn take_touches(&mut self, touches: Vec<contacts::Touch>) {
+        for touch in touches {
+            self.interpreter.push(touch.t, Observation::Touch { sq: touch.sq, hand: touch.hand, conf: touch.conf, brush: touch.brush });
+        }
+    }
+
+    fn take_leaving(&mut self, ready: impl Fn(&Left) -> bool) {
+        let (now, later): (Vec<Left>, Vec<Left>) = self.leaving.drain(..).partition(|l| ready(l));
+        self.leaving = later;
+        for left in now {
+            self.interpreter.push(left.t, Observation::Left(left.hand));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use shakmaty::{Color, Piece, Square};
+
+    use super::*;
+    use crate::detect::reading::{CLASSES, piece_class};
+    use crate::detect::{HandMap, SquareReading};
+    use crate::events::{Action, Hand};
+
+    /// A reading of `board` with every square sure of its content and nothing covered.
+    fn reading(t: f64, board: &Board) -> Reading {
+        let blank = SquareReading { classes: [0.0; CLASSES], cover: 0.0, contact: 0.0 };
+        let mut squares = [blank; 64];
+        for sq in Square::ALL {
+            squares[sq as usize].classes[piece_class(board.piece_at(sq))] = 1.0;
+        }
+        let map = HandMap { side: 54, cells_per_square: 6, margin: 3, white: vec![0.0; 54 * 54], black: vec![0.0; 54 * 54] };
+        Reading { frame: (t * 20.0) as u64, t, squares, hands: map }
+    }
+
+    /// Fills a column of cells from `row0` to `row1` (inclusive) as a 3-cell-wide arm.
+    fn arm(map: &mut [f32], col: usize, rows: std::ops::RangeInclusive<usize>) {
+        for r in rows {
+            for c in col - 1..=col + 1 {
+                map[r * 54 + c] = 0.9;
+            }
+        }
+    }
+
+    #[test]
+    fn a_square_changes_only_after_trusted_readings_agree() {
+        let start = Board::default();
+        let mut tracker = Tracker::new(start.clone(), Options::default());
+        let mut out = Vec::new();
+        let mut empty_g1 = start.clone();
+        empty_g1.discard_piece_at(Square::G1);
+        let mut t = 0.0;
+        let mut feed = |tracker: &mut Tracker, board: &Board, cover: f32, n: usize, out: &mut Vec<Event>| {
+            for _ in 0..n {
+                t += 0.05;
+                let mut r = reading(t, board);
+                r.squares[Square::G1 as usize].cover = cover;
+                tracker.push(&r, out);
+            }
+        };
+        // Two blurred frames, then the knight again: nothing changes.
+        feed(&mut tracker, &empty_g1, 0.0, 2, &mut out);
+        feed(&mut tracker, &start, 0.0, 1, &mut out);
+        assert_eq!(tracker.board(), &start);
+        // Under a hand, the reading is not trusted however long it lasts.
+        feed(&mut tracker, &empty_g1, 0.9, 10, &mut out);
+        assert_eq!(tracker.board(), &start);
+        assert!(out.is_empty(), "{out:?}");
+        // Three trusted readings of an empty g1: the knight left.
+        feed(&mut tracker, &empty_g1, 0.0, 3, &mut out);
+        assert_eq!(tracker.board(), &empty_g1);
+        tracker.finish(&mut out);
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert_eq!(out[0].action, Action::Lift(Square::G1));
+        // No hand or contact was seen: dated at the first trusted empty reading (the 14th), not
+        // at the third, which confirmed it.
+        assert!((out[0].t - 0.70).abs() < 1e-9, "{out:?}");
+    }
+
+    #[test]
+    fn hands_get_ids_from_their_arms_and_keep_them() {
+        let mut tracker = Tracker::new(Board::default(), Options::default());
+        let mut out = Vec::new();
+        let board = Board::default();
+        let ids = |tracker: &Tracker| {
+            let mut ids: Vec<String> = tracker.hands().iter().map(|tr| tr.hand.to_string()).collect();
+            ids.sort();
+            ids
+        };
+        // White's right hand: its arm crosses the bottom edge on the h-file side.
+        let mut r = reading(0.05, &board);
+        arm(&mut r.hands.white, 40, 30..=53);
+        tracker.push(&r, &mut out);
+        assert_eq!(ids(&tracker), ["w1"]);
+        // It moves a little and the left hand comes in from the a-file side; Black's right
+        // hand comes from the top edge on the a-file side (Black's right).
+        let mut r = reading(0.10, &board);
+        arm(&mut r.hands.white, 41, 28..=53);
+        arm(&mut r.hands.white, 12, 35..=53);
+        arm(&mut r.hands.black, 10, 0..=15);
+        tracker.push(&r, &mut out);
+        assert_eq!(ids(&tracker), ["b1", "w1", "w2"]);
+        let w1 = tracker.hands().iter().find(|tr| tr.hand == Hand { side: Color::White, number: 1 }).unwrap();
+        assert!(w1.cells.contains(&(28, 41)) && w1.over_board);
+        // Noise below the threshold is no hand.
+        let mut r = reading(0.15, &board);
+        r.hands.black.iter_mut().for_each(|v| *v = 0.3);
+        tracker.push(&r, &mut out);
+        tracker.push(&reading(0.5, &board), &mut out);
+        assert!(tracker.hands().is_empty());
+        assert!(out.is_empty(), "{out:?}");
+    }
+
+    #[test]
+    fn a_lift_and_release_by_one_hand_is_a_move_of_that_hand() {
+        let start = Board::default();
+        let mut tracker = Tracker::new(start.clone(), Options::default());
+        let mut out = Vec::new();
+        let mut lifted = start.clone();
+        lifted.discard_piece_at(Square::G1);
+        let mut after = lifted.clone();
+        after.set_piece_at(Square::F3, Piece::from_char('N').unwrap());
+        let mut t = 0.0;
+        for (board, hand) in [(&start, true), (&lifted, true), (&after, true), (&after, false), (&after, false)] {
+            for _ in 0..4 {
+                t += 0.05;
+                let mut r = reading(t, board);
+                if hand {
+                    // The hand over g1 and f3, arm from White's right.
+                    arm(&mut r.hands.white, 39, 27..=53);
+                }
+                tracker.push(&r, &mut out);
+            }
+        }
+        tracker.finish(&mut out);
+        let got: Vec<(String, &str, Option<Square>)> = out.iter().map(|e| (e.hand.to_string(), e.action.name(), e.action.square())).collect();
+        assert_eq!(got, [("w1".to_string(), "lift", Some(Square::G1)), ("w1".to_string(), "release", Some(Square::F3))]);
+        assert!(out.windows(2).all(|w| w[0].t <= w[1].t));
+    }
+}

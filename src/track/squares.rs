@@ -1,0 +1,195 @@
+//! The stable board: per square, the piece the tracker believes stands there.
+//!
+//! A square's reading is trusted only while a hand covers less than [`Options::cover_max`] of
+//! it: under a hand the class is unreliable and the reading is skipped (it neither confirms nor
+//! contradicts). The stable piece changes only when [`Options::hold`] trusted readings in a row
+//! show the same other class with at least [`Options::class_min`] (hysteresis in time, so a
+//! shadow or a blurred frame does not flip a square). A change is dated back to when the hand
+//! did it: between the last reading that confirmed the old piece and the first that showed the
+//! new one, the last contact (a piece leaving) or the first contact (a piece arriving) with a
+//! hand, or else the hand seen near the square; the hand is the one seen there then. A piece
+//! that trusted readings no longer recognise at all, while the square still looks occupied,
+//! was displaced or toppled: a knock.
+
+use shakmaty::{Board, Piece, Square};
+
+use super::Options;
+use super::hands::Hands;
+use crate::detect::Reading;
+use crate::detect::reading::class_piece;
+use crate::events::Hand;
+
+/// What the board readings show, dated and attributed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Seen {
+    /// The stable content of `sq` changed.
+    Change {
+        /// The square.
+        sq: Square,
+        /// What stood there before.
+        from: Option<Piece>,
+        /// What stands there now.
+        to: Option<Piece>,
+        /// When it happened, as best the readings tell.
+        t: f64,
+        /// The hand seen at the square then.
+        hand: Option<Hand>,
+    },
+    /// The piece on `sq` no longer looks like itself: displaced or toppled.
+    Knock {
+        /// The square.
+        sq: Square,
+        /// The first reading that showed it.
+        t: f64,
+        /// The hand seen at the square then.
+        hand: Option<Hand>,
+    },
+}
+
+/// A time and the hand seen then.
+type Sighting = Option<(f64, Option<Hand>)>;
+
+#[derive(Clone, Copy, Debug, Default)]
+struct SquareState {
+    /// The class being considered instead of the stable one, how many trusted readings in a row
+    /// showed it, and when the first did.
+    candidate: Option<(Option<Piece>, usize, f64)>,
+    /// Trusted readings in a row that recognise no class well, and when the first came.
+    doubt: Option<(usize, f64)>,
+    knocked: bool,
+    /// The last reading that confirmed the stable content.
+    confirmed: f64,
+    /// The last time the stable content changed.
+    changed: f64,
+    first_contact: Sighting,
+    last_contact: Sighting,
+    first_near: Sighting,
+    last_near: Sighting,
+}
+
+/// The stable board and the evidence behind it.
+#[derive(Clone, Debug)]
+pub struct Squares {
+    board: Board,
+    state: [SquareState; 64],
+}
+
+impl Squares {
+    /// Starts from `board`, taken as confirmed at time 0.
+    pub fn new(board: Board) -> Squares {
+        let fresh = SquareState { changed: f64::NEG_INFINITY, ..SquareState::default() };
+        Squares { board, state: [fresh; 64] }
+    }
+
+    /// The stable board.
+    pub fn board(&self) -> &Board {
+        &self.board
+    }
+
+    /// The earliest time a change not yet seen could still be dated to: no square has gone
+    /// unconfirmed since before it.
+    pub fn settled(&self) -> f64 {
+        self.state.iter().map(|s| s.confirmed).fold(f64::INFINITY, f64::min)
+    }
+
+    /// The last reading that confirmed the content of `sq`.
+    pub fn confirmed(&self, sq: Square) -> f64 {
+        self.state[sq as usize].confirmed
+    }
+
+    /// The last time the stable content of `sq` changed.
+    pub fn changed(&self, sq: Square) -> f64 {
+        self.state[sq as usize].changed
+    }
+
+    /// Takes in one reading; appends what changed to `out`.
+    pub fn update(&mut self, reading: &Reading, hands: &Hands, opts: &Options, out: &mut Vec<Seen>) {
+        let t = reading.t;
+        for sq in Square::ALL {
+            let r = reading.square(sq);
+            let nearest = hands.nearest(&reading.hands, sq);
+            let near = nearest.filter(|&(_, d)| d <= opts.near_squares).map(|(h, _)| h);
+            let st = &mut self.state[sq as usize];
+            if near.is_some() {
+                st.first_near.get_or_insert((t, near));
+                st.last_near = Some((t, near));
+            }
+            if r.contact >= opts.contact_min {
+                let hand = nearest.map(|(h, _)| h);
+                st.first_contact.get_or_insert((t, hand));
+                st.last_contact = Some((t, hand));
+            }
+            if r.cover.is_nan() || r.cover >= opts.cover_max {
+                continue;
+            }
+            let stable = self.board.piece_at(sq);
+            let (class, p) = best(&r.classes);
+            if p < opts.class_min {
+                st.candidate = None;
+                if stable.is_some() && r.occupied() >= 0.5 {
+                    let (n, first) = st.doubt.map_or((1, t), |(n, first)| (n + 1, first));
+                    st.doubt = Some((n, first));
+                    if n >= opts.hold && !st.knocked {
+                        st.knocked = true;
+                        let hand = st.last_contact.or(st.last_near).and_then(|s| s.1).or(near);
+                        out.push(Seen::Knock { sq, t: first, hand });
+                    }
+                    if st.knocked {
+                        st.confirmed = t;
+                    }
+                }
+                continue;
+            }
+            st.doubt = None;
+            if class == stable {
+                st.knocked = false;
+                st.candidate = None;
+                st.confirm(t);
+                continue;
+            }
+            let (n, first) = match st.candidate {
+                Some((c, n, first)) if c == class => (n + 1, first),
+                _ => (1, t),
+            };
+            st.candidate = Some((class, n, first));
+            if n < opts.hold {
+                continue;
+            }
+            // Leaving: the last grasp; arriving: the first touch down.
+            let evidence = if class.is_none() { st.last_contact.or(st.first_near) } else { st.first_contact.or(st.last_near) };
+            let when = evidence.map_or(first, |(at, _)| at.min(first)).max(st.confirmed);
+            let hand = evidence.and_then(|s| s.1).or(near);
+            out.push(Seen::Change { sq, from: stable, to: class, t: when, hand });
+            st.knocked = false;
+            st.candidate = None;
+            st.changed = when;
+            st.confirm(t);
+            match class {
+                Some(piece) => self.board.set_piece_at(sq, piece),
+                None => {
+                    self.board.discard_piece_at(sq);
+                }
+            }
+        }
+    }
+}
+
+impl SquareState {
+    /// A reading confirmed the stable content: what happened before it is settled.
+    fn confirm(&mut self, t: f64) {
+        self.confirmed = t;
+        self.first_contact = None;
+        self.last_contact = None;
+        self.first_near = None;
+        self.last_near = None;
+    }
+}
+
+/// The most likely content of a square and its probability (NaN counts as 0).
+fn best(classes: &[f32]) -> (Option<Piece>, f32) {
+    let (class, p) = classes
+        .iter()
+        .enumerate()
+        .fold((0, 0.0f32), |best, (i, &p)| if p > best.1 { (i, p) } else { best });
+    (class_piece(class), p)
+}
