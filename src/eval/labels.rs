@@ -289,9 +289,14 @@ fn parse_events(values: &[Value]) -> Result<Vec<FramedEvent>, String> {
         .collect()
 }
 
-/// The events a camera over the board can see: all but clock presses and declarations.
+/// Whether `eval` scores events of this kind: all that a camera over the board can see, so not
+/// clock presses (the clock is out of view) nor declarations (spoken).
+pub fn is_scored(action: &Action) -> bool {
+    !matches!(action, Action::Press | Action::Adjust)
+}
+
 fn visible(events: Vec<FramedEvent>) -> Vec<FramedEvent> {
-    events.into_iter().filter(|e| !matches!(e.event.action, Action::Press | Action::Adjust)).collect()
+    events.into_iter().filter(|e| is_scored(&e.event.action)).collect()
 }
 
 /// The moves and rulings of the `rules` records; each move's window starts at the first event

@@ -73,12 +73,14 @@ pub struct ClipScores {
     pub speed: Speed,
 }
 
-/// Scores one clip's predictions against its labels.
+/// Scores one clip's predictions against its labels. Predicted events of kinds the labels do
+/// not score (`press`, `adjust`: [`labels::is_scored`]) are left out on both sides.
 pub fn score(labels: &Labels, predicted: &Predicted, tol: Tolerances) -> ClipScores {
+    let events: Vec<FramedEvent> = predicted.events.iter().copied().filter(|e| labels::is_scored(&e.event.action)).collect();
     ClipScores {
-        events: labels.events.as_ref().map(|expected| metrics::match_events(expected, &predicted.events, tol.frames)),
+        events: labels.events.as_ref().map(|expected| metrics::match_events(expected, &events, tol.frames)),
         moves: labels.moves.as_ref().map(|expected| metrics::score_moves(expected, &predicted.moves, tol.seconds)),
-        hands_per_move: labels.moves.as_ref().and_then(|expected| metrics::hands_per_move(expected, &predicted.events, tol.seconds)),
+        hands_per_move: labels.moves.as_ref().and_then(|expected| metrics::hands_per_move(expected, &events, tol.seconds)),
         rulings: labels.rulings.as_ref().map(|expected| metrics::score_rulings(expected, &predicted.rulings, tol.seconds)),
         frames: labels.frames.as_ref().map(|truth| metrics::score_frames(truth, &predicted.track)),
         speed: metrics::speed(&predicted.summary),
