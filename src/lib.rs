@@ -11,6 +11,7 @@ pub mod board;
 pub mod capture;
 pub mod cmd;
 pub mod detect;
+pub mod eval;
 pub mod events;
 pub mod gate;
 pub mod pgn;

@@ -19,6 +19,7 @@ struct Cli {
 enum Command {
     Rules(cmd::rules::Args),
     Calibrate(cmd::calibrate::Args),
+    Eval(cmd::eval::Args),
 }
 
 fn main() -> ExitCode {
@@ -30,6 +31,7 @@ fn main() -> ExitCode {
     let status = match cli.command {
         Command::Rules(args) => cmd::rules::run(&args, &mut std::io::stdout().lock()),
         Command::Calibrate(args) => cmd::calibrate::run(&args),
+        Command::Eval(args) => cmd::eval::run(&args, &mut std::io::stdout().lock()),
     };
     status.report()
 }

@@ -2,6 +2,7 @@
 //! returns an [`Exit`] status that means something to a script.
 
 pub mod calibrate;
+pub mod eval;
 pub mod rules;
 
 use std::process::ExitCode;
@@ -14,7 +15,8 @@ pub enum Exit {
     /// The input is wrong (a malformed line, an unknown square, time going backwards, a bad
     /// FEN): the message names the file, line and field. Exit code 2.
     BadInput(String),
-    /// Something else failed (a file could not be written). Exit code 1.
+    /// Something else failed (a file could not be written, an eval threshold not met). Exit
+    /// code 1.
     Failed(String),
 }
 

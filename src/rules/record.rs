@@ -26,6 +26,17 @@ impl Verdict {
             Verdict::Judgement => "judgement",
         }
     }
+
+    /// The verdict the contract spells `s`, if any.
+    pub fn parse(s: &str) -> Option<Verdict> {
+        [Verdict::Violation, Verdict::Illegal, Verdict::Judgement].into_iter().find(|v| v.as_str() == s)
+    }
+
+    /// Whether the verdict accuses the player (`violation` or `illegal`), as opposed to leaving
+    /// the decision to the arbiter.
+    pub fn accuses(self) -> bool {
+        matches!(self, Verdict::Violation | Verdict::Illegal)
+    }
 }
 
 /// The article of the FIDE Laws (2023) a ruling rests on.
@@ -53,6 +64,33 @@ pub enum Article {
 }
 
 impl Article {
+    /// Every article a record can name.
+    pub const ALL: [Article; 18] = [
+        Article::A4_2_1,
+        Article::A4_3_1,
+        Article::A4_3_2,
+        Article::A4_3_3,
+        Article::A4_4_1,
+        Article::A4_4_2,
+        Article::A4_4_3,
+        Article::A4_4_4,
+        Article::A4_5,
+        Article::A4_7,
+        Article::A4_7_2,
+        Article::A4_8,
+        Article::A6_2_3,
+        Article::A7_4,
+        Article::A7_5_1,
+        Article::A7_5_2,
+        Article::A7_5_3,
+        Article::A7_5_4,
+    ];
+
+    /// The article whose number is `s` (`"4.3.1"`), if the contract knows it.
+    pub fn parse(s: &str) -> Option<Article> {
+        Article::ALL.into_iter().find(|a| a.as_str() == s)
+    }
+
     /// The article's number as the Laws print it.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -246,5 +284,23 @@ impl Serialize for Record {
             }
         }
         map.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn articles_and_verdicts_parse_back_from_their_spelling() {
+        for a in Article::ALL {
+            assert_eq!(Article::parse(a.as_str()), Some(a));
+        }
+        assert_eq!(Article::parse("4.6"), None);
+        for v in [Verdict::Violation, Verdict::Illegal, Verdict::Judgement] {
+            assert_eq!(Verdict::parse(v.as_str()), Some(v));
+        }
+        assert_eq!(Verdict::parse("guilty"), None);
+        assert!(Verdict::Illegal.accuses() && Verdict::Violation.accuses() && !Verdict::Judgement.accuses());
     }
 }

@@ -1,0 +1,166 @@
+//! `touchmove eval`: scores the pipeline's predictions on labelled clips, prints the Markdown
+//! report, optionally writes it as JSON and Markdown with one PNG timeline per clip, and gates on
+//! a thresholds file.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::Exit;
+use crate::eval::labels::Labels;
+use crate::eval::predicted::Predicted;
+use crate::eval::report::{self, ClipReport, Totals};
+use crate::eval::thresholds::Thresholds;
+use crate::eval::{Tolerances, plot, score};
+
+/// Arguments of `touchmove eval`.
+#[derive(Debug, clap::Args)]
+#[command(
+    about = "Score predictions on labelled clips: events, moves, hands, rulings, squares, speed",
+    long_about = "Scores what the pipeline predicted for each labelled clip (fixtures/README.md describes the labels) \
+against its labels: physical events (precision and recall per kind), the move sequence (exact match, first \
+divergence, timing against the labelled windows), hands per move, rulings (precision and recall per article, \
+and false accusations on their own line), per-frame squares, boards and hands, and speed. Prints the report as \
+Markdown: a table per clip and the total, each score with what it was computed from.\n\n\
+Exit codes: 0 scored (and every threshold met), 1 a threshold not met or an output not written, 2 bad input \
+(the message names the file, line and field).",
+    after_help = "Example:\n  touchmove eval fixtures/clips --predictions out/ --json eval.json --plots eval-plots --thresholds fixtures/eval-thresholds.json"
+)]
+pub struct Args {
+    /// Labelled clips: a directory with a `labels.json`, or a directory searched for them.
+    #[arg(value_name = "CLIP_OR_DIR", required = true)]
+    pub clips: Vec<PathBuf>,
+    /// The pipeline's output: one subdirectory per clip name, holding `events.jsonl`,
+    /// `rulings.jsonl`, `track.jsonl` and `summary.json` (as `touchmove analyse --out` writes).
+    #[arg(long, value_name = "DIR")]
+    pub predictions: PathBuf,
+    /// Also write the report as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Also write the Markdown report to a file.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Write one PNG timeline per clip here (labels above, predictions below).
+    #[arg(long, value_name = "DIR")]
+    pub plots: Option<PathBuf>,
+    /// Bounds on the total metrics (`touchmove-eval-thresholds/1`); exit 1 if one is not met.
+    #[arg(long, value_name = "FILE")]
+    pub thresholds: Option<PathBuf>,
+    /// A predicted event matches a labelled one at most this many frames away.
+    #[arg(long, default_value_t = 5, value_name = "FRAMES")]
+    pub frame_tolerance: u64,
+    /// Seconds by which move and ruling windows are widened on each side.
+    #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
+    pub time_tolerance: f64,
+}
+
+/// Runs the command, printing the Markdown report to `out`.
+pub fn run(args: &Args, out: &mut impl Write) -> Exit {
+    if !(args.time_tolerance.is_finite() && args.time_tolerance >= 0.0) {
+        return Exit::BadInput(format!("--time-tolerance {}: must be a number of seconds, 0 or more", args.time_tolerance));
+    }
+    let tol = Tolerances { frames: args.frame_tolerance, seconds: args.time_tolerance };
+    let thresholds = match args.thresholds.as_deref().map(Thresholds::load).transpose() {
+        Ok(t) => t,
+        Err(e) => return Exit::BadInput(e),
+    };
+    let dirs = match find_clips(&args.clips) {
+        Ok(dirs) => dirs,
+        Err(e) => return Exit::BadInput(e),
+    };
+    if let Some(dir) = &args.plots
+        && let Err(e) = std::fs::create_dir_all(dir)
+    {
+        return Exit::Failed(format!("{}: cannot create: {e}", dir.display()));
+    }
+    let mut clips: Vec<ClipReport> = Vec::new();
+    for dir in &dirs {
+        let labels = match Labels::load(dir) {
+            Ok(l) => l,
+            Err(e) => return Exit::BadInput(e),
+        };
+        if let Some(other) = clips.iter().find(|c| c.name == labels.name) {
+            return Exit::BadInput(format!("{}: a second clip named {:?} (its predictions would be {}'s)", dir.display(), labels.name, other.video));
+        }
+        let pred_dir = args.predictions.join(&labels.name);
+        let predicted = match predictions(&pred_dir) {
+            Ok(p) => p,
+            Err(e) => return Exit::BadInput(e),
+        };
+        if let Some(plots) = &args.plots
+            && let Err(e) = plot::timeline(&labels, &predicted, tol, &plots.join(format!("{}.png", labels.name)))
+        {
+            return Exit::Failed(format!("cannot draw the timeline: {e}"));
+        }
+        clips.push(ClipReport {
+            name: labels.name.clone(),
+            labels_format: labels.format.as_str(),
+            video: labels.video.display().to_string(),
+            predictions: pred_dir.display().to_string(),
+            scores: score(&labels, &predicted, tol),
+            decode_fps: predicted.summary.decode_fps,
+        });
+    }
+    let failures = thresholds.map(|t| t.check(&Totals::of(&clips).metrics(tol)));
+    let markdown = report::to_markdown(&clips, tol, failures.as_deref());
+    if let Err(e) = out.write_all(markdown.as_bytes()).and_then(|()| out.flush()) {
+        return Exit::Failed(format!("cannot write the report: {e}"));
+    }
+    if let Some(path) = &args.markdown
+        && let Err(e) = std::fs::write(path, &markdown)
+    {
+        return Exit::Failed(format!("{}: cannot write: {e}", path.display()));
+    }
+    if let Some(path) = &args.json {
+        let json = report::to_json(&clips, tol, failures.as_deref());
+        let text = serde_json::to_string_pretty(&json).expect("a report always serialises");
+        if let Err(e) = std::fs::write(path, text + "\n") {
+            return Exit::Failed(format!("{}: cannot write: {e}", path.display()));
+        }
+    }
+    match failures {
+        Some(f) if !f.is_empty() => Exit::Failed(format!("{} threshold(s) not met: {}", f.len(), f.join("; "))),
+        _ => Exit::Ok,
+    }
+}
+
+/// The predictions of one clip: today the output directory of an earlier `touchmove analyse`.
+fn predictions(dir: &Path) -> Result<Predicted, String> {
+    if !dir.is_dir() {
+        return Err(format!("{}: no predictions for this clip (expected the output directory of `touchmove analyse`)", dir.display()));
+    }
+    Predicted::load(dir)
+}
+
+/// The labelled clip directories named by `paths`: each path is a clip (it holds `labels.json`)
+/// or a directory searched for clips at any depth. Sorted, each once.
+pub fn find_clips(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    let mut found = Vec::new();
+    for path in paths {
+        if !path.is_dir() {
+            return Err(format!("{}: not a directory", path.display()));
+        }
+        let before = found.len();
+        walk(path, &mut found)?;
+        if found.len() == before {
+            return Err(format!("{}: no labelled clip (no labels.json) in it", path.display()));
+        }
+    }
+    found.sort();
+    found.dedup();
+    Ok(found)
+}
+
+fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> Result<(), String> {
+    if dir.join("labels.json").is_file() {
+        found.push(dir.to_path_buf());
+        return Ok(());
+    }
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: cannot list: {e}", dir.display()))?;
+    for entry in entries {
+        let path = entry.map_err(|e| format!("{}: cannot list: {e}", dir.display()))?.path();
+        if path.is_dir() {
+            walk(&path, found)?;
+        }
+    }
+    Ok(())
+}
