@@ -15,5 +15,6 @@ pub mod eval;
 pub mod events;
 pub mod gate;
 pub mod pgn;
+pub mod photo;
 pub mod rules;
 pub mod track;

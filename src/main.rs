@@ -20,6 +20,8 @@ enum Command {
     Rules(cmd::rules::Args),
     Calibrate(cmd::calibrate::Args),
     Eval(cmd::eval::Args),
+    Recognise(cmd::recognise::Args),
+    EvalPhotos(cmd::eval_photos::Args),
 }
 
 fn main() -> ExitCode {
@@ -32,6 +34,8 @@ fn main() -> ExitCode {
         Command::Rules(args) => cmd::rules::run(&args, &mut std::io::stdout().lock()),
         Command::Calibrate(args) => cmd::calibrate::run(&args),
         Command::Eval(args) => cmd::eval::run(&args, &mut std::io::stdout().lock()),
+        Command::Recognise(args) => cmd::recognise::run(&args, &mut std::io::stdout().lock()),
+        Command::EvalPhotos(args) => cmd::eval_photos::run(&args, &mut std::io::stdout().lock()),
     };
     status.report()
 }

@@ -220,12 +220,25 @@ impl Calibration {
         Px { x, y }
     }
 
-    /// Warps a camera frame to the canonical top-down board of `layout`.
+    /// Warps a camera frame to the canonical top-down board of `layout`. A frame in which the
+    /// board is much larger than the warp is first shrunk by area averaging (as the model's
+    /// training data was), so the bilinear warp does not alias.
     pub fn warp(&self, frame: &Mat, layout: Layout) -> Result<Mat, BoardError> {
-        let m = layout.units_to_pixels().after(&self.homography).to_mat()?;
+        let c = &self.corners;
+        let side_px = (0..4).map(|i| (c[i].x - c[(i + 1) % 4].x).hypot(c[i].y - c[(i + 1) % 4].y)).sum::<f64>() / 4.0;
+        let scale = 1.5 * f64::from(8 * layout.square) / side_px;
+        let mut small = Mat::default();
+        let (frame, to_board) = if scale < 1.0 {
+            imgproc::resize(frame, &mut small, Size::default(), scale, scale, imgproc::INTER_AREA)?;
+            let unscale = Homography([[1.0 / scale, 0.0, 0.0], [0.0, 1.0 / scale, 0.0], [0.0, 0.0, 1.0]]);
+            (&small, self.homography.after(&unscale))
+        } else {
+            (frame, self.homography)
+        };
+        let m = layout.units_to_pixels().after(&to_board).to_mat()?;
         let mut out = Mat::default();
         let side = layout.side() as i32;
-        imgproc::warp_perspective(frame, &mut out, &m, Size::new(side, side), imgproc::INTER_AREA, opencv::core::BORDER_REPLICATE, Scalar::default())?;
+        imgproc::warp_perspective(frame, &mut out, &m, Size::new(side, side), imgproc::INTER_LINEAR, opencv::core::BORDER_REPLICATE, Scalar::default())?;
         Ok(out)
     }
 }

@@ -135,7 +135,7 @@ pub fn run(args: &Args) -> Exit {
 }
 
 /// Parses `x,y,x,y,x,y,x,y`.
-fn parse_corners(text: &str) -> Result<[Px; 4], String> {
+pub fn parse_corners(text: &str) -> Result<[Px; 4], String> {
     let numbers: Vec<f64> = text
         .split(',')
         .map(|s| s.trim().parse::<f64>().map_err(|_| format!("{s:?} is not a number")))

@@ -3,6 +3,8 @@
 
 pub mod calibrate;
 pub mod eval;
+pub mod eval_photos;
+pub mod recognise;
 pub mod rules;
 
 use std::process::ExitCode;

@@ -1,6 +1,204 @@
-//! The board model: runs the ONNX network on warped frames and turns its outputs into
-//! [`Reading`]s.
+//! The board model: one ONNX Runtime session (through `ort`) that reads warped boards and turns
+//! the network's outputs into [`Reading`]s. The model file fixes the warp size; see
+//! `models/README.md` for its inputs and outputs.
 
 pub mod reading;
 
-pub use reading::{HandMap, Reading, SquareReading};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use ndarray::ArrayView4;
+use opencv::core::Mat;
+use opencv::prelude::*;
+use ort::session::Session;
+use ort::session::builder::GraphOptimizationLevel;
+use ort::value::TensorRef;
+use shakmaty::Square;
+
+pub use reading::{CLASSES, HandMap, Reading, SquareReading};
+
+use crate::board::Layout;
+
+/// The model shipped with touchmove, as built from this checkout.
+pub const DEFAULT_MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/models/board.onnx");
+
+/// What can go wrong loading or running the model.
+#[derive(Debug, thiserror::Error)]
+pub enum DetectError {
+    /// ONNX Runtime itself could not be loaded.
+    #[error(
+        "cannot load ONNX Runtime ({0}); install it with `pip install onnxruntime==1.31.1` and set \
+         ORT_DYLIB_PATH to its libonnxruntime.so (scripts/setup does both for this checkout)"
+    )]
+    Runtime(String),
+    /// The model file could not be loaded.
+    #[error("{path}: {message}")]
+    Model {
+        /// The model file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+    /// Running the model failed.
+    #[error("running the board model: {0}")]
+    Run(String),
+    /// A board image of the wrong size or type.
+    #[error("the warped board is {got}; the model needs {side}x{side} 8-bit BGR")]
+    Input {
+        /// The model's input side in pixels.
+        side: u32,
+        /// What was given.
+        got: String,
+    },
+    /// OpenCV failed.
+    #[error("OpenCV: {0}")]
+    OpenCv(#[from] opencv::Error),
+}
+
+/// The process's ONNX Runtime (loaded once; `ort` allows one environment a process).
+fn environment() -> Result<&'static ort::environment::Environment, DetectError> {
+    static ENV: OnceLock<Result<ort::environment::Environment, String>> = OnceLock::new();
+    let env = ENV.get_or_init(|| {
+        let builder = match std::env::var_os("ORT_DYLIB_PATH") {
+            Some(path) => ort::init_from(&path).map_err(|e| format!("{}: {e}", Path::new(&path).display()))?,
+            None => ort::init_from("libonnxruntime.so").map_err(|e| format!("ORT_DYLIB_PATH is not set and libonnxruntime.so is not on the library path: {e}"))?,
+        };
+        builder.with_name("touchmove").build().map_err(|e| e.to_string())
+    });
+    env.as_ref().map_err(|e| DetectError::Runtime(e.clone()))
+}
+
+/// The board model, ready to run.
+pub struct Model {
+    session: Session,
+    layout: Layout,
+}
+
+impl Model {
+    /// Loads the model at `path`, to run on `threads` CPU threads.
+    pub fn load(path: &Path, threads: usize) -> Result<Model, DetectError> {
+        let env = environment()?;
+        let model_error = |message: String| DetectError::Model { path: path.to_owned(), message };
+        if !path.is_file() {
+            return Err(model_error("no such model file".into()));
+        }
+        let session = (|| -> Result<Session, String> {
+            let builder = Session::builder(env).map_err(|e| e.to_string())?;
+            let builder = builder.with_optimization_level(GraphOptimizationLevel::Level3).map_err(|e| e.to_string())?;
+            let builder = builder.with_intra_threads(threads.max(1)).map_err(|e| e.to_string())?;
+            let mut builder = builder.with_inter_threads(1).map_err(|e| e.to_string())?;
+            builder.commit_from_file(path).map_err(|e| e.to_string())
+        })()
+        .map_err(model_error)?;
+        let input = session.inputs().first().ok_or_else(|| model_error("the model has no input".into()))?;
+        let shape: Vec<i64> = input.dtype().tensor_shape().map(|s| s.iter().copied().collect()).unwrap_or_default();
+        let side = match shape.as_slice() {
+            [_, h, w, 3] if h == w && *h > 0 && h % 9 == 0 => *h as u32,
+            _ => return Err(model_error(format!("input shape {shape:?} is not [batch, side, side, 3] with side a multiple of 9"))),
+        };
+        let names: Vec<&str> = session.outputs().iter().map(|o| o.name()).collect();
+        if names != ["pieces", "cover", "contact", "hands"] {
+            return Err(model_error(format!("outputs {names:?}, expected pieces, cover, contact, hands")));
+        }
+        // side = 8 squares + 2 half-square margins
+        Ok(Model { session, layout: Layout { square: side / 9, margin: side / 18 } })
+    }
+
+    /// The warp the model expects: pixels a square and margin.
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+
+    /// Reads a batch of warped boards (8-bit BGR Mats of [`Model::layout`]'s size), with the
+    /// frame index and time of each.
+    pub fn read(&mut self, boards: &[(&Mat, u64, f64)]) -> Result<Vec<Reading>, DetectError> {
+        let side = self.layout.side();
+        let bytes = (side * side * 3) as usize;
+        let check = |m: &Mat| -> Result<(), DetectError> {
+            if m.rows() as u32 != side || m.cols() as u32 != side || m.typ() != opencv::core::CV_8UC3 || !m.is_continuous() {
+                return Err(DetectError::Input { side, got: format!("{}x{} of type {}", m.cols(), m.rows(), m.typ()) });
+            }
+            Ok(())
+        };
+        let mut batch: Vec<u8>;
+        let data: &[u8] = match boards {
+            [] => return Ok(Vec::new()),
+            [(one, ..)] => {
+                check(one)?;
+                one.data_bytes()?
+            }
+            many => {
+                batch = Vec::with_capacity(bytes * many.len());
+                for (m, ..) in many {
+                    check(m)?;
+                    batch.extend_from_slice(m.data_bytes()?);
+                }
+                &batch
+            }
+        };
+        let n = boards.len();
+        let view = ArrayView4::from_shape((n, side as usize, side as usize, 3), data).map_err(|e| DetectError::Run(e.to_string()))?;
+        let input = TensorRef::from_array_view(view).map_err(|e| DetectError::Run(e.to_string()))?;
+        let outputs = self.session.run(ort::inputs!["board" => input]).map_err(|e| DetectError::Run(e.to_string()))?;
+        let extract = |name: &str| -> Result<Vec<f32>, DetectError> {
+            let (_, values) = outputs[name].try_extract_tensor::<f32>().map_err(|e| DetectError::Run(format!("{name}: {e}")))?;
+            Ok(values.to_vec())
+        };
+        let (pieces, cover, contact, hands) = (extract("pieces")?, extract("cover")?, extract("contact")?, extract("hands")?);
+        let cells = hands.len() / n / 2;
+        let cells_side = (cells as f64).sqrt() as usize;
+        if pieces.len() != n * 64 * CLASSES || cover.len() != n * 64 || contact.len() != n * 64 || cells_side * cells_side != cells || cells_side % 9 != 0 {
+            return Err(DetectError::Run("the model's outputs have unexpected sizes".into()));
+        }
+        Ok(boards
+            .iter()
+            .enumerate()
+            .map(|(b, &(_, frame, t))| {
+                let squares = std::array::from_fn(|sq| {
+                    // outputs are in FEN reading order: a8, b8, ..., h1
+                    let sq = Square::new(sq as u32);
+                    let i = b * 64 + fen_index(sq);
+                    SquareReading {
+                        classes: std::array::from_fn(|c| pieces[i * CLASSES + c]),
+                        cover: cover[i],
+                        contact: contact[i],
+                    }
+                });
+                let map = &hands[b * 2 * cells..(b + 1) * 2 * cells];
+                let per_square = cells_side / 9;
+                Reading {
+                    frame,
+                    t,
+                    squares,
+                    hands: HandMap {
+                        side: cells_side,
+                        cells_per_square: per_square,
+                        margin: per_square / 2,
+                        white: map[..cells].to_vec(),
+                        black: map[cells..].to_vec(),
+                    },
+                }
+            })
+            .collect())
+    }
+}
+
+/// The index of `sq` in FEN reading order (a8 = 0, b8 = 1, ..., h1 = 63), the order of the
+/// model's outputs and of the labels.
+pub fn fen_index(sq: Square) -> usize {
+    (7 - usize::from(sq.rank())) * 8 + usize::from(sq.file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fen_order_reads_rank_eight_first() {
+        assert_eq!(fen_index(Square::A8), 0);
+        assert_eq!(fen_index(Square::H8), 7);
+        assert_eq!(fen_index(Square::A7), 8);
+        assert_eq!(fen_index(Square::E1), 60);
+        assert_eq!(fen_index(Square::H1), 63);
+    }
+}

@@ -5,7 +5,8 @@ per-square and hand-map targets.
 
 Synthetic frames (from `render.frames`) give every target; real photos give the pieces (and,
 having no hands in them, zero hand targets). Real images are split deterministically into
-train and held-out by `split_of`; the held-out ones are never trained on.
+train and held-out by `split_of`; the held-out ones are never trained on, and are listed in
+`real/held-out.json` for `touchmove eval-photos --held-out`.
 
 Output: `OUT/img/NNNNNN.jpg` (432 x 432 warps) and `OUT/labels.npz` with, per image:
 `classes` [64] int8 (FEN reading order, 0 empty, 1-6 PNBRQK, 7-12 pnbrqk), `cover` [64] float16,
@@ -163,6 +164,12 @@ def main():
         split=np.array([r["split"] for r in rows]),
         name=np.array([r["name"] for r in rows]),
     )
+    held_out = {}
+    for r in rows:
+        if r["split"] == "test":
+            path = Path(r["name"])
+            held_out.setdefault(path.parent.name, []).append(path.name)
+    (Path(__file__).parent.parent / "real/held-out.json").write_text(json.dumps({k: sorted(v) for k, v in sorted(held_out.items())}, indent=1) + "\n")
     sets = {}
     for r in rows:
         sets.setdefault((r["set"], r["split"]), 0)
