@@ -71,6 +71,8 @@ pub struct Frame {
     pub t: f64,
     /// The image, BGR.
     pub image: Mat,
+    /// When it was read from the source (for latency).
+    pub at: Instant,
 }
 
 /// What can go wrong reading frames.
@@ -100,6 +102,7 @@ pub struct Capture {
     reader: Reader,
     index: u64,
     started: Instant,
+    paced: bool,
 }
 
 enum Reader {
@@ -130,7 +133,13 @@ impl Capture {
             }
             Reader::Video(cap)
         };
-        Ok(Capture { source: source.clone(), reader, index: 0, started: Instant::now() })
+        Ok(Capture { source: source.clone(), reader, index: 0, started: Instant::now(), paced: false })
+    }
+
+    /// Plays a file in real time, each frame no sooner than its timestamp after the first
+    /// read: a recording standing in for a live camera (benchmarks of latency).
+    pub fn paced(self) -> Capture {
+        Capture { paced: true, ..self }
     }
 
     /// The source being read.
@@ -162,8 +171,16 @@ impl Capture {
                 (image, t)
             }
         };
+        if index == 0 {
+            self.started = Instant::now();
+        }
+        if self.paced
+            && let Some(wait) = Duration::from_secs_f64(t.max(0.0)).checked_sub(self.started.elapsed())
+        {
+            std::thread::sleep(wait);
+        }
         self.index += 1;
-        Ok(Some(Frame { index, t, image }))
+        Ok(Some(Frame { index, t, image, at: Instant::now() }))
     }
 }
 
@@ -211,7 +228,7 @@ pub fn spawn(mut capture: Capture, policy: Policy, capacity: usize) -> Running {
                         }
                         std::thread::sleep(Duration::from_secs(1));
                         match Capture::open(capture.source()) {
-                            Ok(fresh) => capture = Capture { index: capture.index, started: capture.started, ..fresh },
+                            Ok(fresh) => capture = Capture { index: capture.index, started: capture.started, paced: capture.paced, ..fresh },
                             Err(e) => tracing::warn!("{e}"),
                         }
                         continue;

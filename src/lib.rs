@@ -16,5 +16,6 @@ pub mod events;
 pub mod gate;
 pub mod pgn;
 pub mod photo;
+pub mod pipeline;
 pub mod rules;
 pub mod track;

@@ -19,6 +19,8 @@ struct Cli {
 enum Command {
     Rules(cmd::rules::Args),
     Calibrate(cmd::calibrate::Args),
+    Analyse(cmd::analyse::Args),
+    Live(cmd::live::Args),
     Eval(cmd::eval::Args),
     Recognise(cmd::recognise::Args),
     EvalPhotos(cmd::eval_photos::Args),
@@ -33,6 +35,8 @@ fn main() -> ExitCode {
     let status = match cli.command {
         Command::Rules(args) => cmd::rules::run(&args, &mut std::io::stdout().lock()),
         Command::Calibrate(args) => cmd::calibrate::run(&args),
+        Command::Analyse(args) => cmd::analyse::run(&args),
+        Command::Live(args) => cmd::live::run(&args),
         Command::Eval(args) => cmd::eval::run(&args, &mut std::io::stdout().lock()),
         Command::Recognise(args) => cmd::recognise::run(&args, &mut std::io::stdout().lock()),
         Command::EvalPhotos(args) => cmd::eval_photos::run(&args, &mut std::io::stdout().lock()),

@@ -30,7 +30,10 @@ impl Game {
     pub fn record(&mut self, record: &Record, position_after: &Chess) {
         match record {
             Record::Move(m) => {
-                self.moves.push((m.san.clone(), std::mem::take(&mut self.pending)));
+                // when the move was completed, as a PGN command comment (seconds into the source)
+                let mut comments = vec![format!("[%ts {:.1}]", m.t)];
+                comments.append(&mut self.pending);
+                self.moves.push((m.san.clone(), comments));
                 self.end = position_after.clone();
             }
             Record::Ruling(r) => self.pending.push(format!(

@@ -42,8 +42,9 @@ fn demo_game_gives_moves_rulings_and_pgn() {
     let times: Vec<f64> = records.iter().map(|r| r["t"].as_f64().unwrap()).collect();
     assert!(times.windows(2).all(|w| w[0] <= w[1]), "output in time order: {times:?}");
     let pgn = std::fs::read_to_string(&pgn).unwrap();
-    assert!(pgn.contains("2. Nf3 Nc6 { 15.0s violation 4.3.1 (Black):"), "{pgn}");
-    assert!(pgn.trim_end().ends_with("5... d6 *"), "{pgn}");
+    let flat = pgn.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("2. Nf3 { [%ts 9.0] } 2... Nc6 { [%ts 15.5] } { 15.0s violation 4.3.1 (Black):"), "{pgn}");
+    assert!(flat.ends_with("5... d6 { [%ts 49.0] } *"), "{pgn}");
     assert!(pgn.lines().all(|l| l.len() <= 80), "{pgn}");
 }
 

@@ -5,8 +5,20 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use opencv::prelude::VideoCaptureTraitConst;
+use opencv::videoio::{self, VideoCapture};
+use shakmaty::{CastlingMode, Chess};
+
 use super::Exit;
-use crate::eval::labels::Labels;
+use crate::board::{Calibration, Found, Px, WhiteEdge};
+use crate::capture::Source;
+use crate::eval::labels::{CalibrationSource, Labels};
+use crate::events::Event;
+use crate::pipeline::{self, Config};
+use crate::rules;
 use crate::eval::predicted::Predicted;
 use crate::eval::report::{self, ClipReport, Totals};
 use crate::eval::thresholds::Thresholds;
@@ -16,23 +28,31 @@ use crate::eval::{Tolerances, plot, score};
 #[derive(Debug, clap::Args)]
 #[command(
     about = "Score predictions on labelled clips: events, moves, hands, rulings, squares, speed",
-    long_about = "Scores what the pipeline predicted for each labelled clip (fixtures/README.md describes the labels) \
+    long_about = "Runs the pipeline (as `touchmove analyse`) on each labelled clip, or reads what an earlier run \
+wrote (--predictions), and scores what it predicted for each labelled clip (fixtures/README.md describes the labels) \
 against its labels: physical events (precision and recall per kind), the move sequence (exact match, first \
 divergence, timing against the labelled windows), hands per move, rulings (precision and recall per article, \
 and false accusations on their own line), per-frame squares, boards and hands, and speed. Prints the report as \
 Markdown: a table per clip and the total, each score with what it was computed from.\n\n\
 Exit codes: 0 scored (and every threshold met), 1 a threshold not met or an output not written, 2 bad input \
 (the message names the file, line and field).",
-    after_help = "Example:\n  touchmove eval fixtures/clips --predictions out/ --json eval.json --plots eval-plots --thresholds fixtures/eval-thresholds.json"
+    after_help = "Examples:\n  touchmove eval fixtures/clips --thresholds fixtures/eval-thresholds.json --plots eval-plots\n  touchmove eval fixtures/clips --predictions out/ --json eval.json"
 )]
 pub struct Args {
     /// Labelled clips: a directory with a `labels.json`, or a directory searched for them.
     #[arg(value_name = "CLIP_OR_DIR", required = true)]
     pub clips: Vec<PathBuf>,
-    /// The pipeline's output: one subdirectory per clip name, holding `events.jsonl`,
-    /// `rulings.jsonl`, `track.jsonl` and `summary.json` (as `touchmove analyse --out` writes).
+    /// Score an earlier run instead of running the pipeline: one subdirectory per clip name,
+    /// holding `events.jsonl`, `rulings.jsonl`, `track.jsonl` and `summary.json` (as
+    /// `touchmove analyse --out` writes).
+    #[arg(long, value_name = "DIR", conflicts_with = "out")]
+    pub predictions: Option<PathBuf>,
+    /// Where the pipeline's outputs go, one subdirectory per clip (default: a temporary folder).
     #[arg(long, value_name = "DIR")]
-    pub predictions: PathBuf,
+    pub out: Option<PathBuf>,
+    /// The board model (ONNX).
+    #[arg(long, value_name = "FILE.onnx", default_value = crate::detect::DEFAULT_MODEL)]
+    pub model: PathBuf,
     /// Also write the report as JSON.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -72,6 +92,7 @@ pub fn run(args: &Args, out: &mut impl Write) -> Exit {
     {
         return Exit::Failed(format!("{}: cannot create: {e}", dir.display()));
     }
+    let out_root = args.out.clone().unwrap_or_else(|| std::env::temp_dir().join(format!("touchmove-eval-{}", std::process::id())));
     let mut clips: Vec<ClipReport> = Vec::new();
     for dir in &dirs {
         let labels = match Labels::load(dir) {
@@ -81,8 +102,19 @@ pub fn run(args: &Args, out: &mut impl Write) -> Exit {
         if let Some(other) = clips.iter().find(|c| c.name == labels.name) {
             return Exit::BadInput(format!("{}: a second clip named {:?} (its predictions would be {}'s)", dir.display(), labels.name, other.video));
         }
-        let pred_dir = args.predictions.join(&labels.name);
-        let predicted = match predictions(&pred_dir) {
+        let (pred_dir, predicted) = match &args.predictions {
+            Some(root) => {
+                let dir = root.join(&labels.name);
+                (dir.clone(), predictions(&dir))
+            }
+            None => {
+                match analyse(&labels, dir, &out_root.join(&labels.name), &args.model) {
+                    Ok(p) => (out_root.join(&labels.name), Ok(p)),
+                    Err(e) => return Exit::Failed(e),
+                }
+            }
+        };
+        let predicted = match predicted {
             Ok(p) => p,
             Err(e) => return Exit::BadInput(e),
         };
@@ -123,7 +155,66 @@ pub fn run(args: &Args, out: &mut impl Write) -> Exit {
     }
 }
 
-/// The predictions of one clip: today the output directory of an earlier `touchmove analyse`.
+/// Runs the pipeline on one labelled clip (in `dir`) into `out`, as `touchmove analyse` would,
+/// and reads back what it wrote. The clip's spoken declarations ("j'adoube", which no camera
+/// sees) are taken from its labelled `adjust` events, standing for an audio channel.
+fn analyse(labels: &Labels, dir: &Path, out: &Path, model: &Path) -> Result<Predicted, String> {
+    let video = labels.video.clone();
+    let calibration = match &labels.calibration {
+        Some(CalibrationSource::File(path)) => Calibration::load(&dir.join(path)).map_err(|e| e.to_string())?,
+        Some(CalibrationSource::Corners(c)) => {
+            let size = image_size(&video)?;
+            let corners = c.map(|[x, y]| Px { x, y });
+            Calibration::from_corners(video.display().to_string(), 0, size, corners, WhiteEdge::Bottom, Found::Given).map_err(|e| format!("{}: corners: {e}", dir.display()))?
+        }
+        None => return Err(format!("{}: no calibration or corners in the labels (finding the board in a clip is `touchmove calibrate`'s job: run it and name the file)", dir.display())),
+    };
+    let start = labels.fen.clone().into_position::<Chess>(CastlingMode::Standard).map_err(|e| format!("{}: fen: {e}", dir.display()))?;
+    let declarations = declarations(&dir.join("labels.json"))?;
+    let config = Config {
+        source: Source::File(video),
+        calibration,
+        model: model.to_owned(),
+        start,
+        out: out.to_owned(),
+        live: false,
+        overlay: false,
+        rules: rules::Options { clock: false, declarations: true, ..rules::Options::default() },
+        declarations,
+        threads: 2,
+        batch: 4,
+        gate: true,
+        paced: false,
+    };
+    pipeline::run(&config, Arc::new(AtomicBool::new(false)), &mut |_| {}).map_err(|e| format!("{}: {e}", dir.display()))?;
+    Predicted::load(out)
+}
+
+/// The labelled `adjust` events of a clip's labels file.
+fn declarations(labels: &Path) -> Result<Vec<Event>, String> {
+    let text = std::fs::read_to_string(labels).map_err(|e| format!("{}: {e}", labels.display()))?;
+    let doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", labels.display()))?;
+    let mut out = Vec::new();
+    for (i, ev) in doc["events"].as_array().into_iter().flatten().enumerate() {
+        if ev["ev"] == "adjust" {
+            out.push(Event::parse(&ev.to_string(), i + 1).map_err(|e| format!("{}: events[{i}]: {e}", labels.display()))?);
+        }
+    }
+    Ok(out)
+}
+
+/// Width and height of a video's frames.
+fn image_size(video: &Path) -> Result<[u32; 2], String> {
+    let cap = VideoCapture::from_file(video, videoio::CAP_ANY).map_err(|e| format!("{}: {e}", video.display()))?;
+    let w = cap.get(videoio::CAP_PROP_FRAME_WIDTH).unwrap_or(0.0);
+    let h = cap.get(videoio::CAP_PROP_FRAME_HEIGHT).unwrap_or(0.0);
+    if w < 1.0 || h < 1.0 {
+        return Err(format!("{}: cannot read the video", video.display()));
+    }
+    Ok([w as u32, h as u32])
+}
+
+/// The predictions of one clip: the output directory of an earlier `touchmove analyse`.
 fn predictions(dir: &Path) -> Result<Predicted, String> {
     if !dir.is_dir() {
         return Err(format!("{}: no predictions for this clip (expected the output directory of `touchmove analyse`)", dir.display()));

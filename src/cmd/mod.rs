@@ -1,9 +1,12 @@
 //! The subcommands behind the `touchmove` binary: each parses its own arguments (clap) and
 //! returns an [`Exit`] status that means something to a script.
 
+pub mod analyse;
 pub mod calibrate;
 pub mod eval;
 pub mod eval_photos;
+pub mod live;
+pub mod monitor;
 pub mod recognise;
 pub mod rules;
 

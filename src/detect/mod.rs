@@ -28,7 +28,8 @@ pub enum DetectError {
     /// ONNX Runtime itself could not be loaded.
     #[error(
         "cannot load ONNX Runtime ({0}); install it with `pip install onnxruntime==1.31.1` and set \
-         ORT_DYLIB_PATH to its libonnxruntime.so (scripts/setup does both for this checkout)"
+         ORT_DYLIB_PATH to its libonnxruntime.so (scripts/setup installs it in training/.venv, \
+         where touchmove finds it)"
     )]
     Runtime(String),
     /// The model file could not be loaded.
@@ -59,13 +60,29 @@ pub enum DetectError {
 fn environment() -> Result<&'static ort::environment::Environment, DetectError> {
     static ENV: OnceLock<Result<ort::environment::Environment, String>> = OnceLock::new();
     let env = ENV.get_or_init(|| {
-        let builder = match std::env::var_os("ORT_DYLIB_PATH") {
-            Some(path) => ort::init_from(&path).map_err(|e| format!("{}: {e}", Path::new(&path).display()))?,
+        let path = std::env::var_os("ORT_DYLIB_PATH").map(PathBuf::from).or_else(checkout_runtime);
+        let builder = match path {
+            Some(path) => ort::init_from(&path).map_err(|e| format!("{}: {e}", path.display()))?,
             None => ort::init_from("libonnxruntime.so").map_err(|e| format!("ORT_DYLIB_PATH is not set and libonnxruntime.so is not on the library path: {e}"))?,
         };
         builder.with_name("touchmove").build().map_err(|e| e.to_string())
     });
     env.as_ref().map_err(|e| DetectError::Runtime(e.clone()))
+}
+
+/// The ONNX Runtime that `scripts/setup` installs for this checkout (the PyPI wheel in
+/// `training/.venv`), if it is there.
+fn checkout_runtime() -> Option<PathBuf> {
+    let lib = Path::new(env!("CARGO_MANIFEST_DIR")).join("training/.venv/lib");
+    for python in std::fs::read_dir(lib).ok()?.flatten() {
+        let capi = python.path().join("site-packages/onnxruntime/capi");
+        for file in std::fs::read_dir(capi).into_iter().flatten().flatten() {
+            if file.file_name().to_string_lossy().starts_with("libonnxruntime.so") {
+                return Some(file.path());
+            }
+        }
+    }
+    None
 }
 
 /// The board model, ready to run.
@@ -189,12 +206,20 @@ pub fn fen_index(sq: Square) -> usize {
     (7 - usize::from(sq.rank())) * 8 + usize::from(sq.file())
 }
 
+/// The square at index `i` of FEN reading order (0 = a8, 63 = h1).
+pub fn fen_square(i: usize) -> Square {
+    Square::from_coords(shakmaty::File::new((i % 8) as u32), shakmaty::Rank::new(7 - (i / 8) as u32))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn fen_order_reads_rank_eight_first() {
+        for i in 0..64 {
+            assert_eq!(fen_index(fen_square(i)), i);
+        }
         assert_eq!(fen_index(Square::A8), 0);
         assert_eq!(fen_index(Square::H8), 7);
         assert_eq!(fen_index(Square::A7), 8);

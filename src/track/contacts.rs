@@ -5,10 +5,12 @@
 //! the run: if its piece left (a lift or a removal, which the board change reports), the run
 //! was the grasp and gives nothing; otherwise it is a touch dated at its first reading.
 //!
-//! Confidence grows with the run's length: `0.6 + seconds`, at most 0.95, so a contact seen in
-//! a single frame (0.6) or two is below the rule engine's default `--min-conf` of 0.7 and only
-//! supports a judgement. A short run (under 0.4 s) followed within [`Options::graze_s`] by the
-//! same hand's contact with another square is a graze on the way there: 0.4. Vision cannot
+//! A run of a single reading is noise and gives nothing. Confidence grows with the run's
+//! length: `0.4 + seconds`, at most 0.9, so a contact must be seen for 0.3 s before it reaches
+//! the rule engine's default `--min-conf` of 0.7; shorter ones only support a judgement (the
+//! board model's contact reading is the weakest of its outputs: see models/README.md). A short
+//! run (under 0.4 s) followed within [`Options::graze_s`] by the same hand's contact with
+//! another square is a graze on the way there: a `brush`. Vision cannot
 //! tell a brush from a deliberate touch; it says how sure it is and the engine decides.
 
 use shakmaty::Square;
@@ -90,13 +92,13 @@ impl Contacts {
             if !ready && !lifted {
                 return true;
             }
-            if !lifted {
+            if !lifted && run.last > run.first {
                 let length = run.last - run.first;
                 let graze = length < 0.4
                     && runs.iter().any(|o| {
                         o.sq != run.sq && o.hand == run.hand && o.first > run.last && o.first <= run.last + opts.graze_s
                     });
-                let conf = if graze { 0.6 } else { (0.6 + length).min(0.95) as f32 };
+                let conf = if graze { 0.4 } else { (0.4 + length).min(0.9) as f32 };
                 out.push(Touch { sq: run.sq, t: run.first, hand: run.hand, conf, brush: graze });
             }
             false

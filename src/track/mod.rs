@@ -42,6 +42,10 @@ pub struct Options {
     pub class_min: f32,
     /// Trusted readings in a row that must agree before a square changes (or is found knocked).
     pub hold: usize,
+    /// A piece is found toppled or displaced when no class reaches this probability...
+    pub knock_class_max: f32,
+    /// ...in this many trusted readings in a row, the square clearly occupied.
+    pub knock_hold: usize,
     /// Contact probability from which a hand is taken to touch the piece.
     pub contact_min: f32,
     /// Longest gap, in seconds, inside one contact (missed readings).
@@ -65,7 +69,9 @@ impl Default for Options {
             cover_max: 0.35,
             class_min: 0.5,
             hold: 3,
-            contact_min: 0.5,
+            knock_class_max: 0.3,
+            knock_hold: 10,
+            contact_min: 0.8,
             contact_gap_s: 0.12,
             graze_s: 0.35,
             hand_min: 0.5,

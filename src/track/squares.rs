@@ -2,20 +2,23 @@
 //!
 //! A square's reading is trusted only while a hand covers less than [`Options::cover_max`] of
 //! it: under a hand the class is unreliable and the reading is skipped (it neither confirms nor
-//! contradicts). The stable piece changes only when [`Options::hold`] trusted readings in a row
-//! show the same other class with at least [`Options::class_min`] (hysteresis in time, so a
-//! shadow or a blurred frame does not flip a square). A change is dated back to when the hand
+//! contradicts). What changes a square is its kind, empty / White / Black, which the model reads
+//! far more reliably than piece kinds (a piece's kind is known from where it came from): the
+//! stable content changes only when [`Options::hold`] trusted readings in a row show the same
+//! other kind with at least [`Options::class_min`] (hysteresis in time, so a shadow or a blurred
+//! frame does not flip a square). A change is dated back to when the hand
 //! did it: between the last reading that confirmed the old piece and the first that showed the
 //! new one, the last contact (a piece leaving) or the first contact (a piece arriving) with a
 //! hand, or else the hand seen near the square; the hand is the one seen there then. A piece
-//! that trusted readings no longer recognise at all, while the square still looks occupied,
-//! was displaced or toppled: a knock.
+//! that trusted readings, [`Options::knock_hold`] in a row, no longer recognise as any kind
+//! (best class under [`Options::knock_class_max`]) while the square clearly looks occupied, was
+//! displaced or toppled: a knock.
 
-use shakmaty::{Board, Piece, Square};
+use shakmaty::{Board, Color, Piece, Square};
 
 use super::Options;
 use super::hands::Hands;
-use crate::detect::Reading;
+use crate::detect::{Reading, SquareReading};
 use crate::detect::reading::class_piece;
 use crate::events::Hand;
 
@@ -123,13 +126,16 @@ impl Squares {
                 continue;
             }
             let stable = self.board.piece_at(sq);
-            let (class, p) = best(&r.classes);
-            if p < opts.class_min {
+            // What a square holds is read as empty / White / Black: the model tells those apart
+            // far better than piece kinds, and a piece's kind is known from where it came from.
+            let (kind, p) = best_kind(r);
+            let doubtful_kind = best(&r.classes).1 < opts.knock_class_max;
+            if p < opts.class_min || (stable.is_some() && kind == kind_of(stable) && doubtful_kind) {
                 st.candidate = None;
-                if stable.is_some() && r.occupied() >= 0.5 {
+                if stable.is_some() && r.occupied() >= 0.8 && doubtful_kind {
                     let (n, first) = st.doubt.map_or((1, t), |(n, first)| (n + 1, first));
                     st.doubt = Some((n, first));
-                    if n >= opts.hold && !st.knocked {
+                    if n >= opts.knock_hold && !st.knocked {
                         st.knocked = true;
                         let hand = st.last_contact.or(st.last_near).and_then(|s| s.1).or(near);
                         out.push(Seen::Knock { sq, t: first, hand });
@@ -137,18 +143,23 @@ impl Squares {
                     if st.knocked {
                         st.confirmed = t;
                     }
+                } else {
+                    st.doubt = None;
                 }
                 continue;
             }
             st.doubt = None;
-            if class == stable {
+            if kind == kind_of(stable) {
                 st.knocked = false;
                 st.candidate = None;
                 st.confirm(t);
                 continue;
             }
+            // A piece of the other colour, or a piece on an empty square: its kind is the
+            // model's best among that colour's (the interpreter prefers the piece a hand held).
+            let class = kind.map(|color| best_of_color(r, color));
             let (n, first) = match st.candidate {
-                Some((c, n, first)) if c == class => (n + 1, first),
+                Some((c, n, first)) if c.map(|p| p.color) == kind => (n + 1, first),
                 _ => (1, t),
             };
             st.candidate = Some((class, n, first));
@@ -183,6 +194,30 @@ impl SquareState {
         self.first_near = None;
         self.last_near = None;
     }
+}
+
+/// Empty (`None`) or the colour of a piece.
+fn kind_of(piece: Option<Piece>) -> Option<Color> {
+    piece.map(|p| p.color)
+}
+
+/// The most likely of empty, a White piece, a Black piece, and its probability.
+fn best_kind(r: &SquareReading) -> (Option<Color>, f32) {
+    let (empty, white, black) = (r.classes[0], r.color(Color::White), r.color(Color::Black));
+    if empty >= white && empty >= black {
+        (None, empty)
+    } else if white >= black {
+        (Some(Color::White), white)
+    } else {
+        (Some(Color::Black), black)
+    }
+}
+
+/// The most likely piece of `color`.
+fn best_of_color(r: &SquareReading, color: Color) -> Piece {
+    let start = if color == Color::White { 1 } else { 7 };
+    let offset = (0..6).fold(0, |b, i| if r.classes[start + i] > r.classes[start + b] { i } else { b });
+    class_piece(start + offset).unwrap_or(Piece { color, role: shakmaty::Role::Pawn })
 }
 
 /// The most likely content of a square and its probability (NaN counts as 0).

@@ -1,0 +1,52 @@
+//! `touchmove live`: the monitor on a camera or stream, in real time.
+
+use std::path::PathBuf;
+
+use super::Exit;
+use super::monitor::{GameArgs, interrupt_flag};
+use crate::capture::Source;
+use crate::pipeline::{self, PipelineError};
+
+/// Arguments of `touchmove live`.
+#[derive(Debug, clap::Args)]
+#[command(
+    about = "Watch a live camera or stream: rulings as they happen, a PGN a broadcast can poll",
+    long_about = "Runs the monitor in real time on a camera (0, 1, ...), a stream URL (RTSP, HTTP) or a file played \
+as if live. Rulings and moves are printed on stdout as JSON Lines the moment they are decided; game.pgn in \
+--out is rewritten atomically after every move (a broadcast polls it); the other outputs are those of \
+`analyse`. When detection falls behind, the oldest frames are dropped and counted; a camera that drops out is \
+reopened every second. Ctrl-C stops and flushes everything.\n\n\
+Exit codes: 0 stopped, 1 a failure while running, 2 bad arguments or a source that cannot be opened.",
+    after_help = "Example:\n  touchmove live --source 0 --calibration calibration/board1.json --out /srv/broadcast/board1"
+)]
+pub struct Args {
+    /// Camera index, stream URL or file.
+    #[arg(long, value_name = "0|URL|FILE")]
+    pub source: String,
+    /// The folder to write into (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Also write annotated.mp4.
+    #[arg(long)]
+    pub overlay: bool,
+    /// The board, the game and the model.
+    #[command(flatten)]
+    pub game: GameArgs,
+}
+
+/// Runs the command until the source ends or Ctrl-C.
+pub fn run(args: &Args) -> Exit {
+    let source: Source = args.source.parse().unwrap_or_else(|never| match never {});
+    let config = match args.game.config(source, args.out.clone(), true, args.overlay) {
+        Ok(c) => c,
+        Err(e) => return Exit::BadInput(e),
+    };
+    match pipeline::run(&config, interrupt_flag(), &mut |_| {}) {
+        Ok(s) => {
+            eprintln!("{} frames, {} through the model, {} dropped: {} moves, {} rulings", s.frames, s.analysed, s.dropped, s.moves, s.rulings);
+            Exit::Ok
+        }
+        Err(e @ PipelineError::Capture(_)) => Exit::BadInput(e.to_string()),
+        Err(e) => Exit::Failed(e.to_string()),
+    }
+}

@@ -1,0 +1,111 @@
+//! What `analyse`, `live` and `bench` share: the game and board options, and turning them into
+//! a pipeline [`Config`].
+
+use std::fs::File;
+use std::io::BufReader;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use shakmaty::fen::Fen;
+use shakmaty::{CastlingMode, Chess};
+
+use crate::board::Calibration;
+use crate::capture::Source;
+use crate::detect::DEFAULT_MODEL;
+use crate::events::{Action, Reader};
+use crate::pipeline::Config;
+use crate::rules::{self, TimeControl};
+
+/// Options about the board, the game and the model.
+#[derive(Debug, clap::Args)]
+pub struct GameArgs {
+    /// The calibration written by `touchmove calibrate` (corners, orientation, homography).
+    #[arg(long, value_name = "FILE.json")]
+    pub calibration: PathBuf,
+    /// The position at the start of the footage (default: the initial position).
+    #[arg(long, value_name = "FEN")]
+    pub fen: Option<String>,
+    /// Spoken declarations ("j'adoube") heard on another channel: a JSON Lines file of `adjust`
+    /// events (the event contract), merged in by time. With it, a touch without a declaration
+    /// is a violation; without it, rulings that a declaration would cancel are judgements.
+    #[arg(long, value_name = "EVENTS.jsonl")]
+    pub declarations: Option<PathBuf>,
+    /// The time control (changes the penalties of Appendix A.4 and A.5).
+    #[arg(long, value_enum, default_value_t = TimeControl::Standard)]
+    pub time_control: TimeControl,
+    /// Touches seen with less confidence than this give judgements, not violations.
+    #[arg(long, default_value_t = 0.7, value_name = "0..1")]
+    pub min_conf: f32,
+    /// The board model (ONNX).
+    #[arg(long, value_name = "FILE.onnx", default_value = DEFAULT_MODEL)]
+    pub model: PathBuf,
+    /// CPU threads for the model.
+    #[arg(long, default_value_t = 2)]
+    pub threads: usize,
+    /// Run the model on every frame, not only where something moved.
+    #[arg(long)]
+    pub every_frame: bool,
+}
+
+impl GameArgs {
+    /// The pipeline's configuration for `source`, writing to `out`; the message names what is
+    /// wrong with the arguments.
+    pub fn config(&self, source: Source, out: PathBuf, live: bool, overlay: bool) -> Result<Config, String> {
+        let calibration = Calibration::load(&self.calibration).map_err(|e| e.to_string())?;
+        let start = match &self.fen {
+            None => Chess::default(),
+            Some(text) => text
+                .parse::<Fen>()
+                .map_err(|e| e.to_string())
+                .and_then(|f| f.into_position::<Chess>(CastlingMode::Standard).map_err(|e| e.to_string()))
+                .map_err(|e| format!("--fen {text:?}: {e}"))?,
+        };
+        if !(0.0..=1.0).contains(&self.min_conf) {
+            return Err(format!("--min-conf {}: must be between 0 and 1", self.min_conf));
+        }
+        let declarations = match &self.declarations {
+            None => Vec::new(),
+            Some(path) => {
+                let file = File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+                let mut out = Vec::new();
+                for item in Reader::new(BufReader::new(file)) {
+                    let ev = item.map_err(|e| format!("{}: {e}", path.display()))?;
+                    if matches!(ev.action, Action::Adjust) {
+                        out.push(ev);
+                    }
+                }
+                out
+            }
+        };
+        Ok(Config {
+            source,
+            calibration,
+            model: self.model.clone(),
+            start,
+            out,
+            live,
+            overlay,
+            rules: rules::Options { clock: false, declarations: self.declarations.is_some(), time_control: self.time_control, min_conf: self.min_conf },
+            declarations,
+            threads: self.threads,
+            batch: 4,
+            gate: !self.every_frame,
+            paced: false,
+        })
+    }
+}
+
+/// A flag set by Ctrl-C (once installed; a second handler is not installed again).
+pub fn interrupt_flag() -> Arc<AtomicBool> {
+    static FLAG: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
+    FLAG.get_or_init(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        let set = flag.clone();
+        if let Err(e) = ctrlc::set_handler(move || set.store(true, std::sync::atomic::Ordering::Relaxed)) {
+            tracing::warn!("Ctrl-C will not flush the outputs: {e}");
+        }
+        flag
+    })
+    .clone()
+}

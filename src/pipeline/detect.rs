@@ -1,0 +1,122 @@
+//! The detect stage: warps each frame to the board, skips the model where nothing moved,
+//! watches for the board or camera moving, and runs the model (in batches offline).
+
+use crossbeam_channel::{Receiver, Sender};
+use opencv::core::Mat;
+
+use super::{Analysed, Config, PipelineError};
+use crate::board::drift::{Drift, Watch};
+use crate::board::{Calibration, Found, Layout};
+use crate::capture::Frame;
+use crate::detect::{Model, Reading};
+use crate::gate::Gate;
+
+/// Media seconds between checks that the board has not moved.
+const DRIFT_EVERY_S: f64 = 5.0;
+/// A hand-map cell above this means a hand is over the board (no drift check then).
+const HAND_SEEN: f32 = 0.5;
+
+pub(super) struct Detector {
+    calibration: Calibration,
+    model: Model,
+    layout: Layout,
+    gate: Option<Gate>,
+    batch: usize,
+    watch: Option<Watch>,
+    last_check: f64,
+    lost_warned: bool,
+    /// The last reading showed no hand over the board.
+    quiet: bool,
+}
+
+impl Detector {
+    pub(super) fn new(config: &Config) -> Result<Detector, PipelineError> {
+        let model = Model::load(&config.model, config.threads)?;
+        let layout = model.layout();
+        Ok(Detector {
+            calibration: config.calibration.clone(),
+            model,
+            layout,
+            // A change of 12 grey levels in a half-square cell; at least one frame in 30 runs.
+            gate: config.gate.then(|| Gate::new(12.0, 30)),
+            batch: if config.live { 1 } else { config.batch.max(1) },
+            watch: None,
+            last_check: f64::NEG_INFINITY,
+            lost_warned: false,
+            quiet: false,
+        })
+    }
+
+    /// Runs until the frames end or the next stage hangs up.
+    pub(super) fn run(mut self, frames: Receiver<Frame>, out: Sender<Analysed>) -> Result<(), PipelineError> {
+        let mut pending: Vec<(Frame, Mat, bool, Option<String>)> = Vec::new();
+        for frame in frames.iter() {
+            let warning = self.check_drift(&frame)?;
+            let warped = self.calibration.warp(&frame.image, self.layout)?;
+            let admit = match &mut self.gate {
+                Some(gate) => gate.admit(&warped)? || warning.is_some(),
+                None => true,
+            };
+            pending.push((frame, warped, admit, warning));
+            if pending.iter().filter(|p| p.2).count() >= self.batch && !self.flush(&mut pending, &out)? {
+                return Ok(());
+            }
+        }
+        self.flush(&mut pending, &out)?;
+        Ok(())
+    }
+
+    /// Runs the model on the admitted frames of `pending` and passes them all on, in order.
+    /// `false` when the next stage has hung up.
+    fn flush(&mut self, pending: &mut Vec<(Frame, Mat, bool, Option<String>)>, out: &Sender<Analysed>) -> Result<bool, PipelineError> {
+        let inputs: Vec<(&Mat, u64, f64)> = pending.iter().filter(|p| p.2).map(|(f, w, ..)| (w, f.index, f.t)).collect();
+        let mut readings = self.model.read(&inputs)?.into_iter();
+        for (frame, warped, admit, warning) in pending.drain(..) {
+            let reading = if admit { readings.next() } else { None };
+            if let Some(r) = &reading {
+                self.quiet = !hands_seen(r);
+            }
+            if self.quiet && self.watch.is_none() {
+                // The first quiet frame is the drift check's reference.
+                self.watch = Some(Watch::new(self.calibration.clone(), &frame.image)?);
+                self.last_check = frame.t;
+            }
+            let analysed = Analysed { index: frame.index, t: frame.t, at: frame.at, warped, reading, warning };
+            if out.send(analysed).is_err() {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Every few seconds, while no hand is over the board, checks the grid is where the
+    /// calibration says; re-calibrates when it moved. Returns a warning to record.
+    fn check_drift(&mut self, frame: &Frame) -> Result<Option<String>, PipelineError> {
+        let Some(watch) = &self.watch else { return Ok(None) };
+        if !self.quiet || frame.t - self.last_check < DRIFT_EVERY_S {
+            return Ok(None);
+        }
+        self.last_check = frame.t;
+        match watch.check(&frame.image)? {
+            Drift::Still => {
+                self.lost_warned = false;
+                Ok(None)
+            }
+            Drift::Moved(corners) => {
+                let old = &self.calibration;
+                self.calibration = Calibration::from_corners(old.source.clone(), frame.index, old.image_size, corners, old.white, Found::Auto)?;
+                self.watch = Some(Watch::new(self.calibration.clone(), &frame.image)?);
+                Ok(Some(format!("the board moved in the image at frame {}: re-calibrated", frame.index)))
+            }
+            Drift::Lost if !self.lost_warned => {
+                self.lost_warned = true;
+                Ok(Some(format!("the board's grid is not seen where it was calibrated (frame {}): hands over it, or the camera moved", frame.index)))
+            }
+            Drift::Lost => Ok(None),
+        }
+    }
+}
+
+fn hands_seen(reading: &Reading) -> bool {
+    reading.hands.white.iter().chain(&reading.hands.black).any(|&p| p > HAND_SEEN)
+}

@@ -1,0 +1,321 @@
+//! The monitor's pipeline: threads joined by bounded `crossbeam-channel` queues.
+//!
+//! ```text
+//! capture ──frames──▶ detect ──readings──▶ decide ──outcomes──▶ sinks (the caller's thread)
+//! (OpenCV)            (warp, gate,          (tracker,            (events.jsonl, rulings.jsonl,
+//!                      drift, ort)           rule engine)          track.jsonl, game.pgn,
+//!                                                                  evidence/, annotated.mp4)
+//! ```
+//!
+//! Offline, capture blocks when detection lags, so nothing is dropped; live, capture drops the
+//! oldest queued frame and counts it. A cheap frame difference (`gate`) skips the model on
+//! frames where nothing moved. Every output is written as it happens; stopping (Ctrl-C, end of
+//! input, a failure) drains the queues and flushes everything already decided.
+
+mod detect;
+mod overlay;
+mod sinks;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use crossbeam_channel::bounded;
+use opencv::core::Mat;
+use shakmaty::{Board, Chess, Position};
+
+use crate::board::Calibration;
+use crate::capture::{self, Capture, Policy, Source};
+use crate::detect::Reading;
+use crate::events::Event;
+use crate::rules::{self, Engine, Record};
+use crate::track::{self, Track, Tracker};
+
+pub use sinks::Progress;
+
+/// How to run the pipeline.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The video, camera or stream.
+    pub source: Source,
+    /// Where the board is in the image.
+    pub calibration: Calibration,
+    /// The board model (ONNX).
+    pub model: PathBuf,
+    /// The position at the start.
+    pub start: Chess,
+    /// Where the outputs go.
+    pub out: PathBuf,
+    /// Live: drop frames rather than fall behind, print rulings as they happen.
+    pub live: bool,
+    /// Also write `annotated.mp4`.
+    pub overlay: bool,
+    /// The rule engine's options.
+    pub rules: rules::Options,
+    /// Spoken declarations ("j'adoube") from another channel, merged into the events by time.
+    pub declarations: Vec<Event>,
+    /// CPU threads for the model.
+    pub threads: usize,
+    /// Frames run through the model at once (offline; live runs one at a time).
+    pub batch: usize,
+    /// Run the model only on frames where something moved (see `gate`).
+    pub gate: bool,
+    /// Play a file in real time, as a camera would deliver it (latency benchmarks).
+    pub paced: bool,
+}
+
+/// What a run did.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct Summary {
+    /// Frames decoded.
+    pub frames: u64,
+    /// Frames run through the model.
+    pub analysed: u64,
+    /// Frames dropped because the pipeline fell behind (live only).
+    pub dropped: u64,
+    /// Wall-clock seconds of the run.
+    pub seconds: f64,
+    /// Media seconds covered (the last frame's time).
+    pub video_seconds: f64,
+    /// Decode-only throughput, when measured (`touchmove bench`).
+    pub decode_fps: Option<f64>,
+    /// Physical events written.
+    pub events: u64,
+    /// Moves recorded.
+    pub moves: u64,
+    /// Rulings given.
+    pub rulings: u64,
+    /// Warnings (board moved, contradictions).
+    pub warnings: u64,
+    /// Per event, seconds from the capture of the frame that revealed it to its emission.
+    #[serde(skip)]
+    pub latencies: Vec<f64>,
+    /// Peak resident memory of the process, MiB (Linux).
+    pub peak_mib: Option<f64>,
+}
+
+/// What can stop a run.
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineError {
+    /// The source could not be opened or read.
+    #[error(transparent)]
+    Capture(#[from] crate::capture::CaptureError),
+    /// The model could not be loaded or run.
+    #[error(transparent)]
+    Detect(#[from] crate::detect::DetectError),
+    /// Warping or re-locating the board failed.
+    #[error(transparent)]
+    Board(#[from] crate::board::BoardError),
+    /// An output could not be written.
+    #[error("{path}: {message}")]
+    Output {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+    /// Drawing or encoding an output image failed.
+    #[error("OpenCV: {0}")]
+    OpenCv(#[from] opencv::Error),
+    /// A pipeline thread panicked.
+    #[error("the {0} thread failed")]
+    Thread(&'static str),
+}
+
+/// A frame after the model, on its way to the tracker.
+struct Analysed {
+    index: u64,
+    t: f64,
+    at: Instant,
+    warped: Mat,
+    /// `None` where the gate skipped the model (nothing moved).
+    reading: Option<Reading>,
+    /// Said about the board or camera at this frame (moved, lost).
+    warning: Option<String>,
+}
+
+/// What the tracker and the engine made of one frame.
+struct Outcome {
+    index: u64,
+    t: f64,
+    warped: Mat,
+    analysed: bool,
+    board: Board,
+    hands: Vec<Track>,
+    reading: Option<Reading>,
+    /// Events with the frame they happened at.
+    events: Vec<(Event, u64)>,
+    records: Vec<Record>,
+    /// The position after the records (for SAN and the PGN).
+    position: Chess,
+    latency: Option<f64>,
+}
+
+/// Runs the pipeline until the source ends or `stop` is set; outputs go to `config.out` as
+/// they happen. `progress` is told after every frame.
+pub fn run(config: &Config, stop: Arc<AtomicBool>, progress: &mut dyn FnMut(&Progress)) -> Result<Summary, PipelineError> {
+    let started = Instant::now();
+    let mut sinks = sinks::Sinks::create(config)?;
+    let mut capture = Capture::open(&config.source)?;
+    if config.paced {
+        capture = capture.paced();
+    }
+    let policy = if config.live { Policy::DropOldest } else { Policy::Block };
+    let running = capture::spawn(capture, policy, if config.live { 2 } else { 16 });
+    let capture_stop = running.stop.clone();
+    let (to_decide, readings) = bounded::<Analysed>(32);
+    let (to_sinks, outcomes) = bounded::<Outcome>(32);
+
+    let detector = detect::Detector::new(config)?;
+    let frames = running.frames;
+    let detect_thread = std::thread::Builder::new()
+        .name("detect".into())
+        .spawn(move || detector.run(frames, to_decide))
+        .map_err(|_| PipelineError::Thread("detect"))?;
+
+    let mut tracker = Tracker::new(config.start.board().clone(), track::Options::default());
+    let mut engine = Engine::new(config.start.clone(), config.rules);
+    let mut declarations = config.declarations.clone();
+    declarations.sort_by(|a, b| a.t.total_cmp(&b.t));
+    let decide_thread = std::thread::Builder::new()
+        .name("decide".into())
+        .spawn(move || decide(&mut tracker, &mut engine, declarations, readings, to_sinks))
+        .map_err(|_| PipelineError::Thread("decide"))?;
+
+    let mut summary = Summary::default();
+    let mut failure = None;
+    for outcome in outcomes.iter() {
+        if stop.load(Ordering::Relaxed) {
+            capture_stop.store(true, Ordering::Relaxed);
+        }
+        summary.frames += 1;
+        summary.analysed += u64::from(outcome.analysed);
+        summary.video_seconds = outcome.t;
+        if let Some(l) = outcome.latency {
+            summary.latencies.push(l);
+        }
+        if failure.is_none()
+            && let Err(e) = sinks.write(&outcome, &mut summary)
+        {
+            // Stop reading, but let the threads drain so nothing decided is lost from memory.
+            capture_stop.store(true, Ordering::Relaxed);
+            failure = Some(e);
+        }
+        progress(&sinks.progress(&summary, running.dropped.load(Ordering::Relaxed)));
+    }
+    capture_stop.store(true, Ordering::Relaxed);
+    let detected = detect_thread.join().map_err(|_| PipelineError::Thread("detect"))?;
+    decide_thread.join().map_err(|_| PipelineError::Thread("decide"))?;
+    let captured = running.thread.join().map_err(|_| PipelineError::Thread("capture"))?;
+    summary.dropped = running.dropped.load(Ordering::Relaxed);
+    summary.seconds = started.elapsed().as_secs_f64();
+    summary.peak_mib = peak_mib();
+    sinks.finish(&summary)?;
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    detected?;
+    captured?;
+    Ok(summary)
+}
+
+/// The tracker and the rule engine, frame by frame.
+fn decide(
+    tracker: &mut Tracker,
+    engine: &mut Engine,
+    declarations: Vec<Event>,
+    readings: crossbeam_channel::Receiver<Analysed>,
+    out: crossbeam_channel::Sender<Outcome>,
+) {
+    let mut declarations = declarations.into_iter().peekable();
+    let mut recent: std::collections::VecDeque<(f64, u64)> = std::collections::VecDeque::new();
+    let mut last: Option<(f64, u64, Instant, Mat)> = None;
+    for a in readings.iter() {
+        recent.push_back((a.t, a.index));
+        while recent.len() > 2000 {
+            recent.pop_front();
+        }
+        let mut events = Vec::new();
+        if let Some(reading) = &a.reading {
+            tracker.push(reading, &mut events);
+        }
+        let mut records = Vec::new();
+        if let Some(text) = &a.warning {
+            records.push(Record::Warning(rules::Warning { t: a.t, text: text.clone() }));
+        }
+        let latency = (!events.is_empty()).then(|| a.at.elapsed().as_secs_f64());
+        let events = apply(engine, &mut declarations, events, &recent, &mut records);
+        let outcome = Outcome {
+            index: a.index,
+            t: a.t,
+            warped: a.warped.clone(),
+            analysed: a.reading.is_some(),
+            board: tracker.board().clone(),
+            hands: tracker.hands().to_vec(),
+            reading: a.reading,
+            events,
+            records,
+            position: engine.position().clone(),
+            latency,
+        };
+        last = Some((a.t, a.index, a.at, a.warped));
+        if out.send(outcome).is_err() {
+            return;
+        }
+    }
+    // End of input: what the tracker still holds, then the engine's last word.
+    let mut events = Vec::new();
+    tracker.finish(&mut events);
+    let mut records = Vec::new();
+    let events = apply(engine, &mut declarations, events, &recent, &mut records);
+    let rest: Vec<Event> = declarations.collect();
+    for d in &rest {
+        engine.apply(d, &mut records);
+    }
+    engine.finish(&mut records);
+    if let Some((t, index, _, warped)) = last {
+        let _ = out.send(Outcome {
+            index,
+            t,
+            warped,
+            analysed: false,
+            board: tracker.board().clone(),
+            hands: Vec::new(),
+            reading: None,
+            events,
+            records,
+            position: engine.position().clone(),
+            latency: None,
+        });
+    }
+}
+
+/// Feeds the tracker's events, with any declarations due before each, to the engine; returns
+/// the tracker's events with their frame numbers.
+fn apply(
+    engine: &mut Engine,
+    declarations: &mut std::iter::Peekable<std::vec::IntoIter<Event>>,
+    events: Vec<Event>,
+    recent: &std::collections::VecDeque<(f64, u64)>,
+    records: &mut Vec<Record>,
+) -> Vec<(Event, u64)> {
+    let mut out = Vec::with_capacity(events.len());
+    for ev in events {
+        while let Some(d) = declarations.next_if(|d| d.t <= ev.t) {
+            engine.apply(&d, records);
+        }
+        engine.apply(&ev, records);
+        let frame = recent.iter().min_by(|a, b| (a.0 - ev.t).abs().total_cmp(&(b.0 - ev.t).abs())).map_or(0, |r| r.1);
+        out.push((ev, frame));
+    }
+    out
+}
+
+/// Peak resident memory of this process in MiB (Linux `VmHWM`).
+fn peak_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024.0)
+}

@@ -1,0 +1,195 @@
+//! The pipeline's outputs, each written as it happens so a crash or Ctrl-C loses nothing
+//! already decided: `events.jsonl`, `rulings.jsonl`, `track.jsonl` (line-buffered and flushed
+//! every frame), `game.pgn` (rewritten atomically after every move), `evidence/` (a JPEG of
+//! the board at each ruling with the squares it rests on marked), `annotated.mp4` with
+//! `--overlay`, and `summary.json` at the end. Live, rulings also go to stdout.
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use opencv::core::{Mat, Point, Rect, Scalar, Vector};
+use opencv::prelude::*;
+use opencv::{imgcodecs, imgproc};
+use serde_json::json;
+
+use super::overlay::Overlay;
+use super::{Config, Outcome, PipelineError, Summary};
+use crate::board::Layout;
+use crate::detect::fen_square;
+use crate::pgn::Game;
+use crate::rules::Record;
+
+/// Seconds of warped frames kept to illustrate rulings.
+const EVIDENCE_WINDOW_S: f64 = 20.0;
+/// At most this many frames a second are kept for evidence.
+const EVIDENCE_FPS: f64 = 5.0;
+
+/// Where the run stands, for a progress bar.
+#[derive(Clone, Debug)]
+pub struct Progress {
+    /// Frames through the pipeline.
+    pub frames: u64,
+    /// Media time reached, seconds.
+    pub t: f64,
+    /// Moves so far.
+    pub moves: u64,
+    /// Rulings so far.
+    pub rulings: u64,
+    /// Frames dropped (live).
+    pub dropped: u64,
+    /// The last ruling's sentence, if one was just given.
+    pub ruling: Option<String>,
+}
+
+pub(super) struct Sinks {
+    out: PathBuf,
+    live: bool,
+    events: BufWriter<File>,
+    rulings: BufWriter<File>,
+    track: BufWriter<File>,
+    game: Game,
+    layout: Layout,
+    recent: VecDeque<(f64, Mat)>,
+    overlay: Option<Overlay>,
+    last_ruling: Option<String>,
+}
+
+fn output_error(path: &Path, e: impl std::fmt::Display) -> PipelineError {
+    PipelineError::Output { path: path.to_owned(), message: e.to_string() }
+}
+
+fn create(path: PathBuf) -> Result<BufWriter<File>, PipelineError> {
+    File::create(&path).map(BufWriter::new).map_err(|e| output_error(&path, e))
+}
+
+impl Sinks {
+    pub(super) fn create(config: &Config) -> Result<Sinks, PipelineError> {
+        let out = config.out.clone();
+        std::fs::create_dir_all(out.join("evidence")).map_err(|e| output_error(&out, e))?;
+        let layout = Layout { square: 48, margin: 24 };
+        let overlay = if config.overlay { Some(Overlay::create(&out.join("annotated.mp4"), layout)?) } else { None };
+        Ok(Sinks {
+            events: create(out.join("events.jsonl"))?,
+            rulings: create(out.join("rulings.jsonl"))?,
+            track: create(out.join("track.jsonl"))?,
+            game: Game::new(&config.start),
+            live: config.live,
+            layout,
+            recent: VecDeque::new(),
+            overlay,
+            last_ruling: None,
+            out,
+        })
+    }
+
+    pub(super) fn write(&mut self, o: &Outcome, summary: &mut Summary) -> Result<(), PipelineError> {
+        let side = o.warped.rows().max(1) as u32;
+        self.layout = Layout { square: side / 9, margin: side / 18 };
+        if self.recent.back().is_none_or(|(t, _)| o.t - t >= 1.0 / EVIDENCE_FPS) {
+            self.recent.push_back((o.t, o.warped.clone()));
+        }
+        while self.recent.front().is_some_and(|(t, _)| o.t - t > EVIDENCE_WINDOW_S) {
+            self.recent.pop_front();
+        }
+        for (event, frame) in &o.events {
+            let mut line: serde_json::Value = serde_json::from_str(&event.to_json_line()).unwrap_or_default();
+            line["frame"] = json!(frame);
+            writeln!(self.events, "{line}").map_err(|e| output_error(&self.out.join("events.jsonl"), e))?;
+            summary.events += 1;
+        }
+        let mut moved = false;
+        self.last_ruling = None;
+        for record in &o.records {
+            let line = serde_json::to_string(record).unwrap_or_default();
+            writeln!(self.rulings, "{line}").map_err(|e| output_error(&self.out.join("rulings.jsonl"), e))?;
+            self.game.record(record, &o.position);
+            match record {
+                Record::Move(_) => {
+                    summary.moves += 1;
+                    moved = true;
+                }
+                Record::Ruling(r) => {
+                    summary.rulings += 1;
+                    self.evidence(summary.rulings, r)?;
+                    self.last_ruling = Some(r.text.clone());
+                }
+                Record::Warning(w) => {
+                    summary.warnings += 1;
+                    tracing::warn!("{:.1}s: {}", w.t, w.text);
+                }
+                Record::ClaimClosed(_) => {}
+            }
+            if self.live {
+                println!("{line}");
+            }
+        }
+        if o.analysed {
+            let board: String = (0..64).map(|i| o.board.piece_at(fen_square(i)).map_or('.', |p| p.char())).collect();
+            let hands = o.hands.iter().filter(|h| h.over_board).count();
+            writeln!(self.track, "{}", json!({"frame": o.index, "t": o.t, "board": board, "hands": hands})).map_err(|e| output_error(&self.out.join("track.jsonl"), e))?;
+        }
+        let pgn = self.out.join("game.pgn");
+        if moved {
+            self.game.write_atomic(&pgn, "touchmove").map_err(|e| output_error(&pgn, e))?;
+        }
+        for (w, name) in [(&mut self.events, "events.jsonl"), (&mut self.rulings, "rulings.jsonl"), (&mut self.track, "track.jsonl")] {
+            w.flush().map_err(|e| output_error(&self.out.join(name), e))?;
+        }
+        if let Some(overlay) = &mut self.overlay {
+            overlay.frame(o, self.layout)?;
+        }
+        Ok(())
+    }
+
+    /// The board when the ruling's evidence happened, the squares it names marked, as
+    /// `evidence/NNN-ARTICLE-Ts.jpg` (one panel per distinct moment, up to three).
+    fn evidence(&mut self, n: u64, r: &crate::rules::Ruling) -> Result<(), PipelineError> {
+        let mut moments: Vec<f64> = r.evidence.iter().map(|e| e.t).collect();
+        moments.push(r.t);
+        moments.dedup_by(|a, b| (*a - *b).abs() < 0.05);
+        let mut panels = Vector::<Mat>::new();
+        for &t in moments.iter().rev().take(3).rev() {
+            let Some((_, frame)) = self.recent.iter().min_by(|a, b| (a.0 - t).abs().total_cmp(&(b.0 - t).abs())) else { continue };
+            let mut panel = frame.clone();
+            for e in r.evidence.iter().filter(|e| (e.t - t).abs() < 0.05) {
+                if let Some(sq) = e.sq {
+                    let (x, y, w, h) = self.layout.square_rect(sq);
+                    imgproc::rectangle(&mut panel, Rect::new(x as i32, y as i32, w as i32, h as i32), Scalar::new(0.0, 0.0, 255.0, 0.0), 3, imgproc::LINE_8, 0)?;
+                    imgproc::put_text(&mut panel, e.ev, Point::new(x as i32 + 2, y as i32 + 14), imgproc::FONT_HERSHEY_SIMPLEX, 0.4, Scalar::new(0.0, 0.0, 255.0, 0.0), 1, imgproc::LINE_AA, false)?;
+                }
+            }
+            imgproc::put_text(&mut panel, &format!("{t:.1}s"), Point::new(4, 16), imgproc::FONT_HERSHEY_SIMPLEX, 0.5, Scalar::new(0.0, 255.0, 255.0, 0.0), 1, imgproc::LINE_AA, false)?;
+            panels.push(panel);
+        }
+        if panels.is_empty() {
+            return Ok(());
+        }
+        let mut sheet = Mat::default();
+        opencv::core::hconcat(&panels, &mut sheet)?;
+        let path = self.out.join("evidence").join(format!("{n:03}-{}-{:.1}s.jpg", r.article, r.t));
+        let ok = imgcodecs::imwrite(&path.to_string_lossy().into_owned(), &sheet, &Vector::new())?;
+        if !ok {
+            return Err(output_error(&path, "cannot write the image"));
+        }
+        Ok(())
+    }
+
+    pub(super) fn progress(&self, summary: &Summary, dropped: u64) -> super::Progress {
+        Progress { frames: summary.frames, t: summary.video_seconds, moves: summary.moves, rulings: summary.rulings, dropped, ruling: self.last_ruling.clone() }
+    }
+
+    pub(super) fn finish(&mut self, summary: &Summary) -> Result<(), PipelineError> {
+        let pgn = self.out.join("game.pgn");
+        self.game.write_atomic(&pgn, "touchmove").map_err(|e| output_error(&pgn, e))?;
+        if let Some(overlay) = self.overlay.take() {
+            overlay.finish()?;
+        }
+        let path = self.out.join("summary.json");
+        let mut doc = serde_json::to_value(summary).unwrap_or_default();
+        doc["fps"] = json!(summary.frames as f64 / summary.seconds.max(1e-9));
+        doc["real_time_factor"] = json!(summary.video_seconds / summary.seconds.max(1e-9));
+        std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n").map_err(|e| output_error(&path, e))
+    }
+}
