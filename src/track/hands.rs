@@ -1,6 +1,7 @@
 //! Hand tracks: blobs of each side's hand map, matched frame to frame, with stable ids.
 //!
-//! A blob is a 4-connected component of cells at or above [`Options::hand_min`]. A side's blob
+//! A blob is a 4-connected component of cells where either map is at or above
+//! [`Options::hand_min`]; it belongs to the player whose board edge its arm crosses. A side's blob
 //! takes over the track it overlaps most (or the nearest, within two squares). A new blob gets
 //! its number from the board edge its arm crosses: the arm of a player's right hand comes in on
 //! the right half of that player's edge (White at the bottom, Black at the top, seen from the
@@ -70,10 +71,9 @@ impl Hands {
     /// that were over the board and no longer are.
     pub fn update(&mut self, map: &HandMap, t: f64, opts: &Options, left: &mut Vec<Left>) {
         let before: Vec<(Hand, bool, f64)> = self.tracks.iter().map(|tr| (tr.hand, tr.over_board, tr.seen)).collect();
-        for side in Color::ALL {
-            let blobs = blobs(map, side, opts);
-            self.match_side(map, side, blobs, t);
-        }
+        let [white, black] = blobs_by_side(map, opts);
+        self.match_side(map, Color::White, white, t);
+        self.match_side(map, Color::Black, black, t);
         // Tracks unseen for too long are dropped.
         self.tracks.retain(|tr| t - tr.seen <= opts.hand_lost_s);
         for (hand, over, seen) in before {
@@ -174,11 +174,33 @@ fn arm_number(map: &HandMap, side: Color, cells: &[(usize, usize)]) -> Option<u8
     Some(if right { 1 } else { 2 })
 }
 
-/// The 4-connected components of `side`'s map at or above the threshold, largest first, each
-/// of at least `Options::hand_min_cells` cells.
-fn blobs(map: &HandMap, side: Color, opts: &Options) -> Vec<Vec<(usize, usize)>> {
-    let probs = map.of(side);
-    let n = map.side;
+/// The hands of each side (White's, Black's): blobs of the map of any hand, each given to the
+/// player whose edge its arm crosses (White's at the bottom, Black's at the top); a blob that
+/// reaches both edges or neither goes to the side whose map is stronger over it. The model's
+/// own split between the two maps is least sure on a palm far from its player's edge, where the
+/// arm is the better witness.
+fn blobs_by_side(map: &HandMap, opts: &Options) -> [Vec<Vec<(usize, usize)>>; 2] {
+    let any: Vec<f32> = map.white.iter().zip(&map.black).map(|(w, b)| w.max(*b)).collect();
+    let mut sides = [Vec::new(), Vec::new()];
+    for cells in blobs(&any, map.side, opts) {
+        let bottom = cells.iter().any(|&(r, _)| r + map.margin >= map.side);
+        let top = cells.iter().any(|&(r, _)| r < map.margin);
+        let white = match (bottom, top) {
+            (true, false) => true,
+            (false, true) => false,
+            _ => {
+                let mass = |m: &[f32]| cells.iter().map(|&(r, c)| m[r * map.side + c]).filter(|p| !p.is_nan()).sum::<f32>();
+                mass(&map.white) >= mass(&map.black)
+            }
+        };
+        sides[usize::from(!white)].push(cells);
+    }
+    sides
+}
+
+/// The 4-connected components of a map at or above the threshold, largest first, each of at
+/// least `Options::hand_min_cells` cells.
+fn blobs(probs: &[f32], n: usize, opts: &Options) -> Vec<Vec<(usize, usize)>> {
     if n == 0 || probs.len() < n * n {
         return Vec::new();
     }
