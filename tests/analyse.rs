@@ -1,0 +1,101 @@
+//! `touchmove analyse` end to end on rendered fixture clips: real video decode, the shipped
+//! ONNX model through ONNX Runtime, the tracker and the rule engine. Needs ONNX Runtime (see
+//! scripts/setup). The eval gate (`fixtures/eval-thresholds.json`) scores every clip; these tests
+//! pin whole outcomes on the clips the pipeline reads right today.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+struct Analysed {
+    out: PathBuf,
+    records: Vec<serde_json::Value>,
+}
+
+/// Runs `analyse` on a fixture clip (with its `adjust` events as the declarations channel when
+/// `declared`) and reads back `rulings.jsonl`.
+fn analyse(clip: &str, overlay: bool) -> Analysed {
+    let dir = Path::new("fixtures/clips").join(clip);
+    let labels: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("labels.json")).unwrap()).unwrap();
+    let out = std::env::temp_dir().join(format!("touchmove-analyse-{}-{clip}", std::process::id()));
+    let declarations = out.with_extension("declarations.jsonl");
+    let adjusts: Vec<String> = labels["events"].as_array().unwrap().iter().filter(|e| e["ev"] == "adjust").map(|e| e.to_string()).collect();
+    std::fs::write(&declarations, adjusts.join("\n") + "\n").unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_touchmove"));
+    cmd.args(["analyse", dir.join("clip.mp4").to_str().unwrap(), "--calibration", dir.join("calibration.json").to_str().unwrap()]);
+    cmd.args(["--fen", labels["fen"].as_str().unwrap(), "--out", out.to_str().unwrap(), "--declarations", declarations.to_str().unwrap()]);
+    if overlay {
+        cmd.arg("--overlay");
+    }
+    let result = cmd.output().expect("touchmove runs");
+    assert!(result.status.success(), "{clip}: {}", String::from_utf8_lossy(&result.stderr));
+    let records = std::fs::read_to_string(out.join("rulings.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    Analysed { out, records }
+}
+
+fn moves(a: &Analysed) -> Vec<String> {
+    a.records.iter().filter(|r| r["kind"] == "move").map(|r| r["uci"].as_str().unwrap().to_string()).collect()
+}
+
+/// (verdict, article, side) of each ruling.
+fn rulings(a: &Analysed) -> Vec<(String, String, String)> {
+    a.records
+        .iter()
+        .filter(|r| r["kind"] == "ruling")
+        .map(|r| (r["verdict"].as_str().unwrap().into(), r["article"].as_str().unwrap().into(), r["side"].as_str().unwrap().into()))
+        .collect()
+}
+
+fn ruling(verdict: &str, article: &str, side: &str) -> (String, String, String) {
+    (verdict.into(), article.into(), side.into())
+}
+
+#[test]
+fn two_hands_in_a_capture_is_an_illegal_move() {
+    let a = analyse("two-hands-capture", true);
+    assert_eq!(moves(&a), ["c4f7"]);
+    assert_eq!(rulings(&a), [ruling("illegal", "7.5.4", "w")]);
+    // Every output is there: events with frames, the per-frame board, the PGN with times, the
+    // evidence for the ruling, the overlay video and the summary.
+    let events = std::fs::read_to_string(a.out.join("events.jsonl")).unwrap();
+    let first: serde_json::Value = serde_json::from_str(events.lines().next().unwrap()).unwrap();
+    assert!(first["frame"].is_u64() && first["hand"].is_string(), "{first}");
+    let hands: std::collections::BTreeSet<String> = events.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["hand"].as_str().unwrap().to_string()).collect();
+    assert!(hands.contains("w1") && hands.contains("w2"), "both of White's hands: {hands:?}");
+    let track = std::fs::read_to_string(a.out.join("track.jsonl")).unwrap();
+    let last: serde_json::Value = serde_json::from_str(track.lines().last().unwrap()).unwrap();
+    assert_eq!(last["board"].as_str().unwrap().len(), 64);
+    let pgn = std::fs::read_to_string(a.out.join("game.pgn")).unwrap();
+    assert!(pgn.contains("4. Bxf7+ { [%ts") && pgn.contains("illegal 7.5.4"), "{pgn}");
+    let evidence: Vec<_> = std::fs::read_dir(a.out.join("evidence")).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    assert!(evidence.iter().any(|n| n.starts_with("001-7.5.4-") && n.ends_with(".jpg")), "{evidence:?}");
+    let video = opencv::videoio::VideoCapture::from_file(a.out.join("annotated.mp4").to_str().unwrap(), opencv::videoio::CAP_ANY).unwrap();
+    let frames = opencv::prelude::VideoCaptureTraitConst::get(&video, opencv::videoio::CAP_PROP_FRAME_COUNT).unwrap();
+    assert!(frames >= 200.0, "annotated.mp4 has {frames} frames");
+    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(a.out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["frames"], 211);
+    assert!(summary["analysed"].as_u64().unwrap() < 211, "the gate skips quiet frames: {summary}");
+}
+
+#[test]
+fn an_undeclared_adjustment_binds_the_player() {
+    let a = analyse("adjust-undeclared", false);
+    assert_eq!(moves(&a), ["e1g1"]);
+    assert_eq!(rulings(&a), [ruling("violation", "4.3.1", "w")]);
+}
+
+#[test]
+fn a_knocked_piece_set_upright_is_no_breach() {
+    let a = analyse("knocked-piece", false);
+    assert_eq!(moves(&a), ["f3g5"]);
+    assert!(rulings(&a).iter().all(|(verdict, ..)| verdict == "judgement"), "{:?}", rulings(&a));
+}
+
+#[test]
+fn a_missing_video_is_bad_input() {
+    let out = Command::new(env!("CARGO_BIN_EXE_touchmove"))
+        .args(["analyse", "no-such.mp4", "--calibration", "fixtures/clips/touch-own-4.3.1/calibration.json", "--out", "/tmp/x"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no-such.mp4"));
+}

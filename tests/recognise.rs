@@ -1,0 +1,93 @@
+//! `touchmove recognise` and `eval-photos` on committed photos (rendered stills with labelled
+//! corners): square order and orientation from the corners, the board turned when the corners
+//! are, and the report's shape. Needs ONNX Runtime (see scripts/setup).
+
+use std::path::Path;
+use std::process::Command;
+
+use shakmaty::{Board, Color, File, Rank, Square};
+
+fn touchmove(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_touchmove")).args(args).output().expect("touchmove runs")
+}
+
+fn labels() -> Vec<serde_json::Value> {
+    serde_json::from_str(&std::fs::read_to_string("fixtures/photos/labels.json").unwrap()).unwrap()
+}
+
+fn board(fen: &str) -> Board {
+    fen.trim().parse::<shakmaty::fen::Fen>().expect("a FEN").as_setup().board.clone()
+}
+
+/// Empty, White or Black.
+fn kind(board: &Board, sq: Square) -> Option<Color> {
+    board.piece_at(sq).map(|p| p.color)
+}
+
+fn corners_arg(corners: &[serde_json::Value]) -> String {
+    corners.iter().flat_map(|p| [p[0].as_f64().unwrap(), p[1].as_f64().unwrap()]).map(|v| format!("{v:.2}")).collect::<Vec<_>>().join(",")
+}
+
+#[test]
+fn corners_fix_square_order_and_orientation() {
+    for label in labels() {
+        let image = Path::new("fixtures/photos").join(label["image"].as_str().unwrap());
+        let truth = board(label["fen"].as_str().unwrap());
+        let corners = label["corners"].as_array().unwrap().clone();
+        let out = touchmove(&["recognise", image.to_str().unwrap(), "--corners", &corners_arg(&corners)]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let read = board(&String::from_utf8_lossy(&out.stdout));
+        let agree = Square::ALL.iter().filter(|&&sq| kind(&read, sq) == kind(&truth, sq)).count();
+        assert!(agree >= 62, "{}: {agree}/64 squares with the right occupant colour", image.display());
+
+        // The same photo with the corners named a quarter turn on (a8 where h8 is, ...): the
+        // board is read turned, so the square at (file, rank) holds the truth at (rank, 7 - file).
+        let turned: Vec<serde_json::Value> = (0..4).map(|i| corners[(i + 1) % 4].clone()).collect();
+        let out = touchmove(&["recognise", image.to_str().unwrap(), "--corners", &corners_arg(&turned)]);
+        let read = board(&String::from_utf8_lossy(&out.stdout));
+        let agree = Square::ALL
+            .iter()
+            .filter(|&&sq| {
+                let (f, r) = (u32::from(sq.file()), u32::from(sq.rank()));
+                kind(&read, sq) == kind(&truth, Square::from_coords(File::new(r), Rank::new(7 - f)))
+            })
+            .count();
+        assert!(agree >= 62, "{} turned: {agree}/64", image.display());
+    }
+}
+
+#[test]
+fn eval_photos_reports_accuracies_and_confusion() {
+    let json = std::env::temp_dir().join(format!("touchmove-eval-photos-{}.json", std::process::id()));
+    let out = touchmove(&["eval-photos", "fixtures/photos", "--json", json.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("per-square accuracy") && text.contains("occupancy-and-colour accuracy") && text.contains("confusion"), "{text}");
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let scores = &doc["total"];
+    assert_eq!(scores["images"], 3);
+    let confusion = scores["confusion"].as_array().unwrap();
+    let counted: u64 = confusion.iter().flat_map(|row| row.as_array().unwrap()).map(|n| n.as_u64().unwrap()).sum();
+    assert_eq!(counted, 3 * 64);
+    assert!(scores["occupancy_colour_accuracy"].as_f64().unwrap() >= 0.98, "{scores}");
+}
+
+#[test]
+fn a_missing_labels_file_is_bad_input() {
+    let out = touchmove(&["eval-photos", "fixtures/clips"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("labels.json"));
+}
+
+/// A real webcam photo of the start position, found and turned without help.
+#[test]
+fn a_real_start_position_is_found_and_oriented() {
+    let photo = Path::new("../shared/data/webcam-boards/chessBoard005.jpg");
+    if !photo.exists() {
+        eprintln!("skipped: {} is not here", photo.display());
+        return;
+    }
+    let out = touchmove(&["recognise", photo.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR");
+}
