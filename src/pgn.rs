@@ -148,6 +148,7 @@ mod tests {
         }
         let pgn = game.to_pgn("test");
         assert!(pgn.contains("[Result \"0-1\"]"), "{pgn}");
-        assert!(pgn.trim_end().ends_with("1. f3 e5 2. g4 Qh4# 0-1"), "{pgn}");
+        let flat = pgn.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(flat.ends_with("1. f3 { [%ts 1.0] } 1... e5 { [%ts 1.0] } 2. g4 { [%ts 1.0] } 2... Qh4# { [%ts 1.0] } 0-1"), "{pgn}");
     }
 }

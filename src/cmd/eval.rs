@@ -185,6 +185,7 @@ fn analyse(labels: &Labels, dir: &Path, out: &Path, model: &Path) -> Result<Pred
         batch: 4,
         gate: true,
         paced: false,
+        echo: false,
     };
     pipeline::run(&config, Arc::new(AtomicBool::new(false)), &mut |_| {}).map_err(|e| format!("{}: {e}", dir.display()))?;
     Predicted::load(out)

@@ -2,6 +2,7 @@
 //! returns an [`Exit`] status that means something to a script.
 
 pub mod analyse;
+pub mod bench;
 pub mod calibrate;
 pub mod eval;
 pub mod eval_photos;

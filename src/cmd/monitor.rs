@@ -92,6 +92,7 @@ impl GameArgs {
             batch: 4,
             gate: !self.every_frame,
             paced: false,
+            echo: live,
         })
     }
 }

@@ -63,6 +63,8 @@ pub struct Config {
     pub gate: bool,
     /// Play a file in real time, as a camera would deliver it (latency benchmarks).
     pub paced: bool,
+    /// Print moves and rulings on stdout as they are decided.
+    pub echo: bool,
 }
 
 /// What a run did.
@@ -313,7 +315,7 @@ fn apply(
 }
 
 /// Peak resident memory of this process in MiB (Linux `VmHWM`).
-fn peak_mib() -> Option<f64> {
+pub fn peak_mib() -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;

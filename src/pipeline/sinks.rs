@@ -2,7 +2,7 @@
 //! already decided: `events.jsonl`, `rulings.jsonl`, `track.jsonl` (line-buffered and flushed
 //! every frame), `game.pgn` (rewritten atomically after every move), `evidence/` (a JPEG of
 //! the board at each ruling with the squares it rests on marked), `annotated.mp4` with
-//! `--overlay`, and `summary.json` at the end. Live, rulings also go to stdout.
+//! `--overlay`, and `summary.json` at the end. With `echo` (live), moves and rulings also go to stdout.
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -45,7 +45,7 @@ pub struct Progress {
 
 pub(super) struct Sinks {
     out: PathBuf,
-    live: bool,
+    echo: bool,
     events: BufWriter<File>,
     rulings: BufWriter<File>,
     track: BufWriter<File>,
@@ -75,7 +75,7 @@ impl Sinks {
             rulings: create(out.join("rulings.jsonl"))?,
             track: create(out.join("track.jsonl"))?,
             game: Game::new(&config.start),
-            live: config.live,
+            echo: config.echo,
             layout,
             recent: VecDeque::new(),
             overlay,
@@ -121,7 +121,7 @@ impl Sinks {
                 }
                 Record::ClaimClosed(_) => {}
             }
-            if self.live {
+            if self.echo {
                 println!("{line}");
             }
         }

@@ -15,7 +15,7 @@
 //! Lifts and releases carry `conf` 0.95 (the board showed them for several readings); touches
 //! carry theirs (see `contacts`).
 
-use shakmaty::{Board, Color, Piece, Square};
+use shakmaty::{Board, Color, Piece, Role, Square};
 
 use crate::events::{Action, Event, Hand};
 
@@ -114,22 +114,32 @@ impl Interpreter {
                         self.held.push((hand, piece));
                         emit(hand, Action::Lift(sq), BOARD_CONF, out);
                     }
-                    (_, Some(piece)) => {
+                    (_, Some(seen)) => {
+                        // The piece that arrives is the one a hand held (its kind is known from
+                        // where it was lifted; the model's guess of the kind is a fallback): the
+                        // hand seen there first, else any hand of that colour, else any hand.
                         let holder = self
                             .held
                             .iter()
-                            .rposition(|&(h, p)| Some(h) == hand && p == piece)
-                            .or_else(|| self.held.iter().rposition(|&(h, p)| p == piece && h.side == piece.color))
-                            .or_else(|| self.held.iter().rposition(|&(_, p)| p == piece));
+                            .rposition(|&(h, p)| Some(h) == hand && p.color == seen.color)
+                            .or_else(|| self.held.iter().rposition(|&(h, p)| p.color == seen.color && h.side == seen.color))
+                            .or_else(|| self.held.iter().rposition(|&(_, p)| p.color == seen.color));
                         match holder {
                             Some(i) => {
-                                let (holder, _) = self.held.remove(i);
+                                let (holder, held) = self.held.remove(i);
                                 self.last_hand = Some(holder);
-                                emit(holder, Action::Release(sq), BOARD_CONF, out);
+                                if held.role == Role::Pawn && seen.role != Role::Pawn && sq.rank() == held.color.other().backrank() {
+                                    // Promotion: the pawn went aside and the new piece stands there.
+                                    emit(holder, Action::Remove(None), BOARD_CONF, out);
+                                    emit(holder, Action::Place { sq, piece: seen }, BOARD_CONF, out);
+                                } else {
+                                    self.board.set_piece_at(sq, held);
+                                    emit(holder, Action::Release(sq), BOARD_CONF, out);
+                                }
                             }
                             None => {
-                                let hand = self.hand_or_guess(hand, piece.color);
-                                emit(hand, Action::Place { sq, piece }, BOARD_CONF, out);
+                                let hand = self.hand_or_guess(hand, seen.color);
+                                emit(hand, Action::Place { sq, piece: seen }, BOARD_CONF, out);
                             }
                         }
                     }

@@ -33,6 +33,11 @@ use hands::{Hands, Left};
 use interpret::{Interpreter, Observation};
 use squares::{Seen, Squares};
 
+/// A hand that leaves the board holding a piece has carried it off only if the piece has not
+/// appeared on a square within this many seconds (a piece set down as the hand withdraws is
+/// often seen a few frames after the hand).
+const LEFT_GRACE_S: f64 = 0.5;
+
 /// The tracker's thresholds.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Options {
@@ -40,6 +45,9 @@ pub struct Options {
     pub cover_max: f32,
     /// A class must have at least this probability to confirm or change a square.
     pub class_min: f32,
+    /// A square's kind (empty, White, Black) must have at least this probability to change it:
+    /// higher than to confirm it (hysteresis in confidence).
+    pub change_min: f32,
     /// Trusted readings in a row that must agree before a square changes (or is found knocked).
     pub hold: usize,
     /// A piece is found toppled or displaced when no class reaches this probability...
@@ -68,6 +76,7 @@ impl Default for Options {
         Options {
             cover_max: 0.35,
             class_min: 0.5,
+            change_min: 0.75,
             hold: 3,
             knock_class_max: 0.3,
             knock_hold: 10,
@@ -131,7 +140,7 @@ impl Tracker {
         self.contacts.update(reading, &self.hands, &self.squares, &self.opts, &mut touches);
         self.take_touches(touches);
         let settled = self.squares.settled();
-        self.take_leaving(|left| left.t < settled);
+        self.take_leaving(|left| left.t + LEFT_GRACE_S < settled);
         let until = settled.min(self.contacts.pending_since()).min(t);
         self.interpreter.flush(until, out);
     }
@@ -165,7 +174,7 @@ impl Tracker {
         let (now, later): (Vec<Left>, Vec<Left>) = self.leaving.drain(..).partition(|l| ready(l));
         self.leaving = later;
         for left in now {
-            self.interpreter.push(left.t, Observation::Left(left.hand));
+            self.interpreter.push(left.t + LEFT_GRACE_S, Observation::Left(left.hand));
         }
     }
 }

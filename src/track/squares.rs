@@ -5,8 +5,9 @@
 //! contradicts). What changes a square is its kind, empty / White / Black, which the model reads
 //! far more reliably than piece kinds (a piece's kind is known from where it came from): the
 //! stable content changes only when [`Options::hold`] trusted readings in a row show the same
-//! other kind with at least [`Options::class_min`] (hysteresis in time, so a shadow or a blurred
-//! frame does not flip a square). A change is dated back to when the hand
+//! other kind with at least [`Options::change_min`] (hysteresis in time and in confidence: the
+//! stable kind is confirmed from [`Options::class_min`]), so a shadow, a blurred frame or a
+//! square the model is unsure of does not flip. A change is dated back to when the hand
 //! did it: between the last reading that confirmed the old piece and the first that showed the
 //! new one, the last contact (a piece leaving) or the first contact (a piece arriving) with a
 //! hand, or else the hand seen near the square; the hand is the one seen there then. A piece
@@ -157,6 +158,10 @@ impl Squares {
             }
             // A piece of the other colour, or a piece on an empty square: its kind is the
             // model's best among that colour's (the interpreter prefers the piece a hand held).
+            if p < opts.change_min {
+                st.candidate = None;
+                continue;
+            }
             let class = kind.map(|color| best_of_color(r, color));
             let (n, first) = match st.candidate {
                 Some((c, n, first)) if c.map(|p| p.color) == kind => (n + 1, first),
