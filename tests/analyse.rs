@@ -50,24 +50,23 @@ fn ruling(verdict: &str, article: &str, side: &str) -> (String, String, String) 
 }
 
 #[test]
-fn two_hands_in_a_capture_is_an_illegal_move() {
-    let a = analyse("two-hands-capture", true);
-    assert_eq!(moves(&a), ["c4f7"]);
-    assert_eq!(rulings(&a), [ruling("illegal", "7.5.4", "w")]);
-    // Every output is there: events with frames, the per-frame board, the PGN with times, the
-    // evidence for the ruling, the overlay video and the summary.
+fn an_undeclared_adjustment_binds_the_player() {
+    let a = analyse("adjust-undeclared", true);
+    assert_eq!(moves(&a), ["e1g1"]);
+    assert_eq!(rulings(&a), [ruling("violation", "4.3.1", "w")]);
+    // Every output is there: events with frames and hands, the per-frame board, the PGN with
+    // times, the evidence for the ruling, the overlay video and the summary.
     let events = std::fs::read_to_string(a.out.join("events.jsonl")).unwrap();
     let first: serde_json::Value = serde_json::from_str(events.lines().next().unwrap()).unwrap();
-    assert!(first["frame"].is_u64() && first["hand"].is_string(), "{first}");
-    let hands: std::collections::BTreeSet<String> = events.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["hand"].as_str().unwrap().to_string()).collect();
-    assert!(hands.contains("w1") && hands.contains("w2"), "both of White's hands: {hands:?}");
+    assert!(first["frame"].is_u64() && first["hand"].as_str().is_some_and(|h| h.starts_with('w')), "{first}");
     let track = std::fs::read_to_string(a.out.join("track.jsonl")).unwrap();
     let last: serde_json::Value = serde_json::from_str(track.lines().last().unwrap()).unwrap();
     assert_eq!(last["board"].as_str().unwrap().len(), 64);
     let pgn = std::fs::read_to_string(a.out.join("game.pgn")).unwrap();
-    assert!(pgn.contains("4. Bxf7+ { [%ts") && pgn.contains("illegal 7.5.4"), "{pgn}");
+    let flat = pgn.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("O-O { [%ts") && flat.contains("violation 4.3.1 (White)"), "{pgn}");
     let evidence: Vec<_> = std::fs::read_dir(a.out.join("evidence")).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
-    assert!(evidence.iter().any(|n| n.starts_with("001-7.5.4-") && n.ends_with(".jpg")), "{evidence:?}");
+    assert!(evidence.iter().any(|n| n.starts_with("001-4.3.1-") && n.ends_with(".jpg")), "{evidence:?}");
     let video = opencv::videoio::VideoCapture::from_file(a.out.join("annotated.mp4").to_str().unwrap(), opencv::videoio::CAP_ANY).unwrap();
     let frames = opencv::prelude::VideoCaptureTraitConst::get(&video, opencv::videoio::CAP_PROP_FRAME_COUNT).unwrap();
     assert!(frames >= 200.0, "annotated.mp4 has {frames} frames");
@@ -77,10 +76,10 @@ fn two_hands_in_a_capture_is_an_illegal_move() {
 }
 
 #[test]
-fn an_undeclared_adjustment_binds_the_player() {
-    let a = analyse("adjust-undeclared", false);
-    assert_eq!(moves(&a), ["e1g1"]);
-    assert_eq!(rulings(&a), [ruling("violation", "4.3.1", "w")]);
+fn a_touch_the_camera_is_unsure_of_is_left_to_the_arbiter() {
+    let a = analyse("touch-own-4.3.1", false);
+    assert_eq!(moves(&a), ["f1c4"]);
+    assert_eq!(rulings(&a), [ruling("judgement", "4.3.1", "w")]);
 }
 
 #[test]

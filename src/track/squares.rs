@@ -172,7 +172,7 @@ impl Squares {
                 continue;
             }
             // Leaving: the last grasp; arriving: the first touch down.
-            let evidence = if class.is_none() { st.last_contact.or(st.first_near) } else { st.first_contact.or(st.last_near) };
+            let evidence = if class.is_none() { st.last_contact.or(st.last_near) } else { st.first_contact.or(st.last_near) };
             let when = evidence.map_or(first, |(at, _)| at.min(first)).max(st.confirmed);
             let hand = evidence.and_then(|s| s.1).or(near);
             out.push(Seen::Change { sq, from: stable, to: class, t: when, hand });
