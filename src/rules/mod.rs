@@ -187,17 +187,23 @@ impl Engine {
             }
             Action::Knock(sq) => {
                 let what = self.phys.at(sq).map_or_else(|| format!("a piece near {sq}"), |p| format!("{} on {sq}", describe::piece(p.piece, side)));
+                // A knock the tracker is unsure of is for the arbiter to judge.
+                let verdict = if ev.conf.is_some_and(|c| c < self.opts.min_conf) { Verdict::Judgement } else { Verdict::Violation };
                 self.rule(
                     ev.t,
-                    Verdict::Violation,
+                    verdict,
                     Article::A7_4,
                     side,
                     Vec::new(),
                     format!(
-                        "{} displaced {what} while {}'s clock was running: under 7.4 the position is re-established and the arbiter may penalise {} (12.9).",
+                        "{} displaced {what} while {}'s clock was running: under 7.4 the position is re-established and the arbiter may penalise {} (12.9).{}",
                         describe::side(side),
                         describe::side(mover),
-                        describe::side(side)
+                        describe::side(side),
+                        match (verdict, ev.conf) {
+                            (Verdict::Judgement, Some(c)) => format!(" The arbiter decides: the piece may not have been knocked over at all (tracker confidence {c:.2})."),
+                            _ => String::new(),
+                        }
                     ),
                     vec![evidence(ev)],
                     out,
@@ -209,16 +215,19 @@ impl Engine {
                 if self.phys.side_holds_own(mover) || (!changed && self.turn.made.is_none()) {
                     if let Action::Touch(sq) = ev.action {
                         let what = self.phys.at(sq).map_or_else(|| format!("the square {sq}"), |p| format!("{} on {sq}", describe::piece(p.piece, side)));
+                        // A touch the tracker is unsure of is for the arbiter to judge.
+                        let doubt = ev.conf.filter(|&c| c < self.opts.min_conf);
                         self.rule(
                             ev.t,
-                            Verdict::Violation,
+                            if doubt.is_some() { Verdict::Judgement } else { Verdict::Violation },
                             Article::A4_2_1,
                             side,
                             Vec::new(),
                             format!(
-                                "{} touched {what} while {} has the move: under 4.2.1 only the player having the move may adjust pieces; there is no touch-move obligation, and the arbiter may penalise (12.9).",
+                                "{} touched {what} while {} has the move: under 4.2.1 only the player having the move may adjust pieces; there is no touch-move obligation, and the arbiter may penalise (12.9).{}",
                                 describe::side(side),
-                                describe::side(mover)
+                                describe::side(mover),
+                                doubt.map_or(String::new(), |c| format!(" The arbiter decides: there is no breach if the contact was accidental (tracker confidence {c:.2})."))
                             ),
                             vec![evidence(ev)],
                             out,

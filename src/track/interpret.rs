@@ -21,6 +21,9 @@ use crate::events::{Action, Event, Hand};
 
 /// Confidence of changes the stable board showed.
 const BOARD_CONF: f32 = 0.95;
+/// Confidence of a knock: a piece that stops looking like itself may be toppled, or only
+/// half hidden, blurred or mistaken by the model; the engine leaves a ruling on it to the arbiter.
+const KNOCK_CONF: f32 = 0.5;
 
 /// One dated observation, before interpretation.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -161,7 +164,7 @@ impl Interpreter {
             Observation::Knock { sq, hand } => {
                 let Some(piece) = self.board.piece_at(sq) else { return };
                 let hand = self.hand_or_guess(hand, piece.color);
-                emit(hand, Action::Knock(sq), BOARD_CONF, out);
+                emit(hand, Action::Knock(sq), KNOCK_CONF, out);
             }
             Observation::Left(hand) => {
                 let n = self.held.iter().filter(|&&(h, _)| h == hand).count();
