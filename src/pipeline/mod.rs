@@ -164,10 +164,10 @@ pub fn run(config: &Config, stop: Arc<AtomicBool>, progress: &mut dyn FnMut(&Pro
         capture = capture.paced();
     }
     let policy = if config.live { Policy::DropOldest } else { Policy::Block };
-    let running = capture::spawn(capture, policy, if config.live { 2 } else { 16 });
+    let running = capture::spawn(capture, policy, if config.live { 2 } else { 6 });
     let capture_stop = running.stop.clone();
-    let (to_decide, readings) = bounded::<Analysed>(32);
-    let (to_sinks, outcomes) = bounded::<Outcome>(32);
+    let (to_decide, readings) = bounded::<Analysed>(8);
+    let (to_sinks, outcomes) = bounded::<Outcome>(8);
 
     let detector = detect::Detector::new(config)?;
     let frames = running.frames;
