@@ -164,7 +164,7 @@ impl Model {
         let (pieces, cover, contact, hands) = (extract("pieces")?, extract("cover")?, extract("contact")?, extract("hands")?);
         let cells = hands.len() / n / 2;
         let cells_side = (cells as f64).sqrt() as usize;
-        if pieces.len() != n * 64 * CLASSES || cover.len() != n * 64 || contact.len() != n * 64 || cells_side * cells_side != cells || cells_side % 9 != 0 {
+        if pieces.len() != n * 64 * CLASSES || cover.len() != n * 64 || contact.len() != n * 64 || cells_side * cells_side != cells || !cells_side.is_multiple_of(9) {
             return Err(DetectError::Run("the model's outputs have unexpected sizes".into()));
         }
         Ok(boards

@@ -30,7 +30,7 @@ impl Overlay {
         let side = layout.side() as i32;
         let size = Size::new(side, side + STRIP);
         let fourcc = videoio::VideoWriter::fourcc('m', 'p', '4', 'v')?;
-        let writer = videoio::VideoWriter::new(&path.to_string_lossy().into_owned(), fourcc, 20.0, size, true)?;
+        let writer = videoio::VideoWriter::new(path, fourcc, 20.0, size, true)?;
         if !writer.is_opened()? {
             return Err(PipelineError::Output { path: path.to_owned(), message: "OpenCV cannot write MPEG-4 video here".into() });
         }

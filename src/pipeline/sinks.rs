@@ -169,7 +169,7 @@ impl Sinks {
         let mut sheet = Mat::default();
         opencv::core::hconcat(&panels, &mut sheet)?;
         let path = self.out.join("evidence").join(format!("{n:03}-{}-{:.1}s.jpg", r.article, r.t));
-        let ok = imgcodecs::imwrite(&path.to_string_lossy().into_owned(), &sheet, &Vector::new())?;
+        let ok = imgcodecs::imwrite(&path, &sheet, &Vector::new())?;
         if !ok {
             return Err(output_error(&path, "cannot write the image"));
         }
