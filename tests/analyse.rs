@@ -98,3 +98,23 @@ fn a_missing_video_is_bad_input() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no-such.mp4"));
 }
+
+/// `live` on a file plays it at its frame rate: nothing dropped on a 2-core machine, the move
+/// and the ruling printed on stdout as JSON Lines, the PGN written.
+#[test]
+fn live_prints_moves_and_rulings_as_they_happen() {
+    let dir = Path::new("fixtures/clips/touch-own-4.3.1");
+    let out = std::env::temp_dir().join(format!("touchmove-live-{}", std::process::id()));
+    let result = Command::new(env!("CARGO_BIN_EXE_touchmove"))
+        .args(["live", "--source", dir.join("clip.mp4").to_str().unwrap(), "--calibration", dir.join("calibration.json").to_str().unwrap()])
+        .args(["--fen", "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2", "--out", out.to_str().unwrap()])
+        .output()
+        .expect("touchmove runs");
+    assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
+    let printed: Vec<serde_json::Value> = String::from_utf8_lossy(&result.stdout).lines().map(|l| serde_json::from_str(l).expect("JSON Lines")).collect();
+    assert!(printed.iter().any(|r| r["kind"] == "move" && r["uci"] == "f1c4"), "{printed:?}");
+    assert!(printed.iter().any(|r| r["kind"] == "ruling" && r["article"] == "4.3.1"), "{printed:?}");
+    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["dropped"], 0, "{summary}");
+    assert!(std::fs::read_to_string(out.join("game.pgn")).unwrap().contains("2. Bc4"));
+}

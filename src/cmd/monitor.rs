@@ -78,6 +78,8 @@ impl GameArgs {
                 out
             }
         };
+        // A file watched live is played at its own frame rate, as a camera would deliver it.
+        let paced = live && matches!(source, Source::File(_));
         Ok(Config {
             source,
             calibration,
@@ -91,7 +93,7 @@ impl GameArgs {
             threads: self.threads,
             batch: 4,
             gate: !self.every_frame,
-            paced: false,
+            paced,
             echo: live,
         })
     }

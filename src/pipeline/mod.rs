@@ -232,7 +232,7 @@ fn decide(
 ) {
     let mut declarations = declarations.into_iter().peekable();
     let mut recent: std::collections::VecDeque<(f64, u64)> = std::collections::VecDeque::new();
-    let mut last: Option<(f64, u64, Instant, Mat)> = None;
+    let mut last: Option<(f64, u64, Mat)> = None;
     for a in readings.iter() {
         recent.push_back((a.t, a.index));
         while recent.len() > 2000 {
@@ -261,7 +261,7 @@ fn decide(
             position: engine.position().clone(),
             latency,
         };
-        last = Some((a.t, a.index, a.at, a.warped));
+        last = Some((a.t, a.index, a.warped));
         if out.send(outcome).is_err() {
             return;
         }
@@ -276,7 +276,7 @@ fn decide(
         engine.apply(d, &mut records);
     }
     engine.finish(&mut records);
-    if let Some((t, index, _, warped)) = last {
+    if let Some((t, index, warped)) = last {
         let _ = out.send(Outcome {
             index,
             t,

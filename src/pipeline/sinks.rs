@@ -50,9 +50,12 @@ pub(super) struct Sinks {
     rulings: BufWriter<File>,
     track: BufWriter<File>,
     game: Game,
+    /// The warp's layout, read from the first frame's size.
     layout: Layout,
     recent: VecDeque<(f64, Mat)>,
-    overlay: Option<Overlay>,
+    /// `annotated.mp4`, opened at the first frame (its size is the warp's); `None` inside when
+    /// not asked for.
+    overlay: Option<Option<Overlay>>,
     last_ruling: Option<String>,
 }
 
@@ -69,7 +72,7 @@ impl Sinks {
         let out = config.out.clone();
         std::fs::create_dir_all(out.join("evidence")).map_err(|e| output_error(&out, e))?;
         let layout = Layout { square: 48, margin: 24 };
-        let overlay = if config.overlay { Some(Overlay::create(&out.join("annotated.mp4"), layout)?) } else { None };
+        let overlay = config.overlay.then_some(None);
         Ok(Sinks {
             events: create(out.join("events.jsonl"))?,
             rulings: create(out.join("rulings.jsonl"))?,
@@ -137,7 +140,11 @@ impl Sinks {
         for (w, name) in [(&mut self.events, "events.jsonl"), (&mut self.rulings, "rulings.jsonl"), (&mut self.track, "track.jsonl")] {
             w.flush().map_err(|e| output_error(&self.out.join(name), e))?;
         }
-        if let Some(overlay) = &mut self.overlay {
+        if let Some(slot) = &mut self.overlay {
+            let overlay = match slot {
+                Some(overlay) => overlay,
+                None => slot.insert(Overlay::create(&self.out.join("annotated.mp4"), self.layout)?),
+            };
             overlay.frame(o, self.layout)?;
         }
         Ok(())
@@ -183,7 +190,7 @@ impl Sinks {
     pub(super) fn finish(&mut self, summary: &Summary) -> Result<(), PipelineError> {
         let pgn = self.out.join("game.pgn");
         self.game.write_atomic(&pgn, "touchmove").map_err(|e| output_error(&pgn, e))?;
-        if let Some(overlay) = self.overlay.take() {
+        if let Some(Some(overlay)) = self.overlay.take() {
             overlay.finish()?;
         }
         let path = self.out.join("summary.json");
