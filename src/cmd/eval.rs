@@ -243,8 +243,13 @@ pub fn find_clips(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
 }
 
 fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> Result<(), String> {
-    if dir.join("labels.json").is_file() {
-        found.push(dir.to_path_buf());
+    let labels = dir.join("labels.json");
+    if labels.is_file() {
+        // A list is a folder of labelled photos (`eval-photos`), not a clip.
+        let photos = std::fs::read_to_string(&labels).is_ok_and(|t| t.trim_start().starts_with('['));
+        if !photos {
+            found.push(dir.to_path_buf());
+        }
         return Ok(());
     }
     let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: cannot list: {e}", dir.display()))?;
