@@ -137,8 +137,10 @@ struct Analysed {
     warning: Option<String>,
 }
 
-/// What the tracker and the engine made of one frame.
+/// What the tracker and the engine made of one frame (or, once, of the end of the input).
 struct Outcome {
+    /// The end of the input: what was still pending, at the last frame; not a frame of its own.
+    end: bool,
     index: u64,
     t: f64,
     warped: Mat,
@@ -191,7 +193,7 @@ pub fn run(config: &Config, stop: Arc<AtomicBool>, progress: &mut dyn FnMut(&Pro
         if stop.load(Ordering::Relaxed) {
             capture_stop.store(true, Ordering::Relaxed);
         }
-        summary.frames += 1;
+        summary.frames += u64::from(!outcome.end);
         summary.analysed += u64::from(outcome.analysed);
         summary.video_seconds = outcome.t;
         if let Some(l) = outcome.latency {
@@ -249,6 +251,7 @@ fn decide(
         let latency = (!events.is_empty()).then(|| a.at.elapsed().as_secs_f64());
         let events = apply(engine, &mut declarations, events, &recent, &mut records);
         let outcome = Outcome {
+            end: false,
             index: a.index,
             t: a.t,
             warped: a.warped.clone(),
@@ -278,6 +281,7 @@ fn decide(
     engine.finish(&mut records);
     if let Some((t, index, warped)) = last {
         let _ = out.send(Outcome {
+            end: true,
             index,
             t,
             warped,

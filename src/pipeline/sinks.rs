@@ -140,7 +140,7 @@ impl Sinks {
         for (w, name) in [(&mut self.events, "events.jsonl"), (&mut self.rulings, "rulings.jsonl"), (&mut self.track, "track.jsonl")] {
             w.flush().map_err(|e| output_error(&self.out.join(name), e))?;
         }
-        if let Some(slot) = &mut self.overlay {
+        if let Some(slot) = self.overlay.as_mut().filter(|_| !o.end) {
             let overlay = match slot {
                 Some(overlay) => overlay,
                 None => slot.insert(Overlay::create(&self.out.join("annotated.mp4"), self.layout)?),
