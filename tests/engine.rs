@@ -105,3 +105,29 @@ fn a_doubtful_touch_gives_a_judgement_naming_the_doubt() {
     assert_eq!((r.verdict.as_str(), r.article.as_str()), ("judgement", "4.3.1"));
     assert!(r.text.contains("accidental (tracker confidence 0.30)"), "{}", r.text);
 }
+
+/// A touch the tracker doubts, of a piece then lifted, is certain from the lift: here the king's
+/// doubtful touch does not leave the rook (lifted surely later) as the first certain touch; the
+/// only ruling left rests on the doubtful pawn touch, so it is a judgement.
+#[test]
+fn a_doubtful_touch_is_made_certain_by_the_lift() {
+    let fen = "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4";
+    let pos: Chess = fen.parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap();
+    let mut engine = Engine::new(pos, Options { declarations: true, ..Options::default() });
+    let mut out = Vec::new();
+    let lines = [
+        r#"{"t":1.0,"hand":"w1","ev":"touch","sq":"g2","conf":0.5}"#,
+        r#"{"t":2.35,"hand":"w1","ev":"touch","sq":"e1","conf":0.55}"#,
+        r#"{"t":3.55,"hand":"w1","ev":"lift","sq":"e1","conf":0.95}"#,
+        r#"{"t":3.7,"hand":"w1","ev":"release","sq":"g1","conf":0.95}"#,
+        r#"{"t":5.2,"hand":"w1","ev":"lift","sq":"h1","conf":0.95}"#,
+        r#"{"t":5.35,"hand":"w1","ev":"release","sq":"f1","conf":0.95}"#,
+    ];
+    for (i, line) in lines.iter().enumerate() {
+        engine.apply(&Event::parse(line, i + 1).unwrap(), &mut out);
+    }
+    engine.finish(&mut out);
+    assert_eq!(summary(&out), ["judgement 4.3.1", "move O-O"]);
+    let Record::Ruling(r) = &out[0] else { unreachable!() };
+    assert!(r.text.contains("pawn on g2 was accidental") && !r.text.contains("king on e1 was accidental"), "{}", r.text);
+}

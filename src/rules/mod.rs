@@ -67,6 +67,8 @@ struct Touch {
     touched: Touched,
     doubt: Option<Doubt>,
     evidence: Evidence,
+    /// A doubtful touch made certain later (the piece lifted, or touched again surely): when.
+    sure_from: Option<f64>,
 }
 
 /// The first legal move the hands left on the board (4.7: it is made).
@@ -361,10 +363,13 @@ impl Engine {
         self.close_claims(ev.t, ev.hand.side, out);
         self.turn.declared = false;
         let Some(origin) = p.origin else { return };
-        if self.turn.touches.iter().any(|t| t.touched.origin == origin) {
+        if let Some(earlier) = self.turn.touches.iter_mut().find(|t| t.touched.origin == origin) {
+            if earlier.doubt.is_some() && earlier.sure_from.is_none() && doubt.is_none() {
+                earlier.sure_from = Some(ev.t);
+            }
             return;
         }
-        self.turn.touches.push(Touch { touched: Touched { origin, piece: p.piece, t: ev.t }, doubt, evidence: evidence(ev) });
+        self.turn.touches.push(Touch { touched: Touched { origin, piece: p.piece, t: ev.t }, doubt, evidence: evidence(ev), sure_from: None });
     }
 
     fn handled(&mut self, hand: Hand) {
@@ -453,19 +458,36 @@ impl Engine {
         })
     }
 
-    /// The obligation of the move in progress, from the touches that pass `keep`.
-    fn obligation(&self, keep: impl Fn(&Touch) -> bool) -> Obligation {
-        let touches: Vec<Touched> = self.turn.touches.iter().filter(|t| keep(t)).map(|t| t.touched).collect();
+    /// The obligation of the move in progress, from every touch.
+    fn obligation(&self) -> Obligation {
+        let touches: Vec<Touched> = self.turn.touches.iter().map(|t| t.touched).collect();
+        obligation::with_commitments(&self.pos, obligation::from_touches(&self.pos, &touches), &self.turn.commitments)
+    }
+
+    /// The obligation from the touches that are certain, each from when it became certain (a
+    /// doubtful touch of a piece later lifted counts from the lift).
+    fn certain_obligation(&self) -> Obligation {
+        let mut touches: Vec<Touched> = self
+            .turn
+            .touches
+            .iter()
+            .filter_map(|t| match (t.doubt, t.sure_from) {
+                (None, _) => Some(t.touched),
+                (Some(_), Some(at)) => Some(Touched { t: at, ..t.touched }),
+                (Some(_), None) => None,
+            })
+            .collect();
+        touches.sort_by(|a, b| a.t.total_cmp(&b.t));
         obligation::with_commitments(&self.pos, obligation::from_touches(&self.pos, &touches), &self.turn.commitments)
     }
 
     /// A move was made: does it meet Article 4?
     fn judge_made(&mut self, made: Made, out: &mut Vec<Record>) {
-        let all = self.obligation(|_| true);
+        let all = self.obligation();
         if all.allows(made.m) {
             return;
         }
-        let certain = self.obligation(|t| t.doubt.is_none());
+        let certain = self.certain_obligation();
         let me = self.pos.turn();
         let (verdict, ob) = if certain.allows(made.m) { (Verdict::Judgement, all) } else { (Verdict::Violation, certain) };
         let Obligation::Only(article, allowed) = ob else { return };
@@ -540,6 +562,9 @@ impl Engine {
             .iter()
             .filter_map(|t| {
                 let what = format!("{} on {}", describe::piece(t.touched.piece, me), t.touched.origin);
+                if t.sure_from.is_some() {
+                    return None;
+                }
                 match t.doubt? {
                     Doubt::Undeclared => Some(format!("{} said \"j'adoube\" before touching {what}", describe::side(me))),
                     Doubt::LowConfidence(c) => Some(format!("the contact with {what} was accidental (tracker confidence {c:.2})")),
@@ -627,7 +652,7 @@ impl Engine {
     /// something the engine cannot read.
     fn complete_unmade(&mut self, t: f64, how: Completion, out: &mut Vec<Record>) {
         let me = self.pos.turn();
-        let ob = self.obligation(|_| true);
+        let ob = self.obligation();
         let ev: Vec<Evidence> = self.turn.touches.iter().map(|t| t.evidence).collect();
         let shape = self.attempt();
         let castling = self.turn.commitments.iter().find_map(|c| match c {
@@ -740,7 +765,7 @@ impl Engine {
     /// Articles 6.2.4 and 7.5.3: the clock pressed and no move made.
     fn clock_without_move(&mut self, t: f64, hand: Hand, out: &mut Vec<Record>) {
         let me = hand.side;
-        let ob = self.obligation(|_| true);
+        let ob = self.obligation();
         let text = format!(
             "{} pressed the clock without making a move: under 7.5.3 this is penalised as an illegal move, and {} still has the move.",
             describe::side(me),
