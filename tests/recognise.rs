@@ -91,3 +91,14 @@ fn a_real_start_position_is_found_and_oriented() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR");
 }
+
+#[test]
+fn a_missing_or_broken_model_is_named() {
+    let photo = "fixtures/photos/clean-castling-frame0.jpg";
+    for model in ["no-such-model.onnx", "README.md"] {
+        let out = touchmove(&["recognise", photo, "--model", model]);
+        assert_eq!(out.status.code(), Some(1), "{model}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(model), "{model}: {err}");
+    }
+}
