@@ -27,7 +27,7 @@ use crate::eval::{Tolerances, plot, score};
 /// Arguments of `touchmove eval`.
 #[derive(Debug, clap::Args)]
 #[command(
-    about = "Score predictions on labelled clips: events, moves, hands, rulings, squares, speed",
+    about = "Run the pipeline on labelled clips and score it: events, moves, hands, rulings, squares, speed",
     long_about = "Runs the pipeline (as `touchmove analyse`) on each labelled clip, or reads what an earlier run \
 wrote (--predictions), and scores what it predicted for each labelled clip (fixtures/README.md describes the labels) \
 against its labels: physical events (precision and recall per kind), the move sequence (exact match, first \
