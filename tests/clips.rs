@@ -7,17 +7,13 @@ use std::path::{Path, PathBuf};
 use shakmaty::fen::Fen;
 use shakmaty::{CastlingMode, Chess};
 use touchmove::capture::{Capture, Source};
+use touchmove::cmd::eval::find_clips;
 use touchmove::events::Reader;
 use touchmove::rules::{Engine, Options, Record};
 
+/// The rendered clips, as `touchmove eval` finds them.
 fn clips() -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir("fixtures/clips")
-        .expect("fixtures/clips")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("labels.json").exists())
-        .collect();
-    dirs.sort();
-    dirs
+    find_clips(&[PathBuf::from("fixtures/clips")]).expect("fixtures/clips")
 }
 
 fn labels(dir: &Path) -> serde_json::Value {

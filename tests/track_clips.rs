@@ -14,6 +14,7 @@ use std::path::PathBuf;
 
 use shakmaty::fen::Fen;
 use shakmaty::{CastlingMode, Chess, Position};
+use touchmove::cmd::eval::find_clips;
 use touchmove::events::{Action, Event, Hand};
 use touchmove::rules::{Engine, Options, Record, Verdict};
 use touchmove::track::{self, Tracker};
@@ -37,14 +38,9 @@ fn expected_articles(clip: &str, labelled: Vec<String>) -> Vec<String> {
     }
 }
 
+/// The rendered clips, as `touchmove eval` finds them.
 fn clips() -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir("fixtures/clips")
-        .expect("fixtures/clips")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("labels.json").exists())
-        .collect();
-    dirs.sort();
-    dirs
+    find_clips(&[PathBuf::from("fixtures/clips")]).expect("fixtures/clips")
 }
 
 struct Outcome {

@@ -6,9 +6,9 @@ use std::sync::atomic::Ordering;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::Exit;
-use super::monitor::{GameArgs, interrupt_flag};
+use super::monitor::{GameArgs, OutputArgs, failed, interrupt_flag};
 use crate::capture::Source;
-use crate::pipeline::{self, PipelineError};
+use crate::pipeline;
 
 /// Arguments of `touchmove analyse`.
 #[derive(Debug, clap::Args)]
@@ -30,12 +30,9 @@ pub struct Args {
     /// The recording (any video OpenCV reads).
     #[arg(value_name = "VIDEO")]
     pub video: PathBuf,
-    /// The folder to write into (created if missing).
-    #[arg(long, value_name = "DIR")]
-    pub out: PathBuf,
-    /// Also write annotated.mp4: the board with the grid, hands, contacts, events and rulings.
-    #[arg(long)]
-    pub overlay: bool,
+    /// The outputs.
+    #[command(flatten)]
+    pub output: OutputArgs,
     /// The board, the game and the model.
     #[command(flatten)]
     pub game: GameArgs,
@@ -46,7 +43,7 @@ pub fn run(args: &Args) -> Exit {
     if !args.video.is_file() {
         return Exit::BadInput(format!("{}: no such file", args.video.display()));
     }
-    let config = match args.game.config(Source::File(args.video.clone()), args.out.clone(), false, args.overlay) {
+    let config = match args.game.config(Source::File(args.video.clone()), args.output.out.clone(), false, args.output.overlay) {
         Ok(c) => c,
         Err(e) => return Exit::BadInput(e),
     };
@@ -75,11 +72,10 @@ pub fn run(args: &Args) -> Exit {
                 s.moves,
                 s.rulings,
                 if stop.load(Ordering::Relaxed) { " (interrupted)" } else { "" },
-                args.out.display()
+                args.output.out.display()
             );
             Exit::Ok
         }
-        Err(e @ PipelineError::Capture(_)) => Exit::BadInput(e.to_string()),
-        Err(e) => Exit::Failed(e.to_string()),
+        Err(e) => failed(e),
     }
 }

@@ -172,20 +172,9 @@ fn analyse(labels: &Labels, dir: &Path, out: &Path, model: &Path) -> Result<Pred
     let start = labels.fen.clone().into_position::<Chess>(CastlingMode::Standard).map_err(|e| format!("{}: fen: {e}", dir.display()))?;
     let declarations = declarations(&dir.join("labels.json"))?;
     let config = Config {
-        source: Source::File(video),
-        calibration,
-        model: model.to_owned(),
-        start,
-        out: out.to_owned(),
-        live: false,
-        overlay: false,
         rules: rules::Options { clock: false, declarations: true, ..rules::Options::default() },
         declarations,
-        threads: 2,
-        batch: 4,
-        gate: true,
-        paced: false,
-        echo: false,
+        ..Config::offline(Source::File(video), calibration, model.to_owned(), start, out.to_owned())
     };
     pipeline::run(&config, Arc::new(AtomicBool::new(false)), &mut |_| {}).map_err(|e| format!("{}: {e}", dir.display()))?;
     Predicted::load(out)

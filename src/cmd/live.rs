@@ -1,11 +1,10 @@
 //! `touchmove live`: the monitor on a camera or stream, in real time.
 
-use std::path::PathBuf;
 
 use super::Exit;
-use super::monitor::{GameArgs, interrupt_flag};
+use super::monitor::{GameArgs, OutputArgs, failed, interrupt_flag};
 use crate::capture::Source;
-use crate::pipeline::{self, PipelineError};
+use crate::pipeline;
 
 /// Arguments of `touchmove live`.
 #[derive(Debug, clap::Args)]
@@ -23,12 +22,9 @@ pub struct Args {
     /// Camera index, stream URL or file.
     #[arg(long, value_name = "0|URL|FILE")]
     pub source: String,
-    /// The folder to write into (created if missing).
-    #[arg(long, value_name = "DIR")]
-    pub out: PathBuf,
-    /// Also write annotated.mp4.
-    #[arg(long)]
-    pub overlay: bool,
+    /// The outputs.
+    #[command(flatten)]
+    pub output: OutputArgs,
     /// The board, the game and the model.
     #[command(flatten)]
     pub game: GameArgs,
@@ -37,7 +33,7 @@ pub struct Args {
 /// Runs the command until the source ends or Ctrl-C.
 pub fn run(args: &Args) -> Exit {
     let source: Source = args.source.parse().unwrap_or_else(|never| match never {});
-    let config = match args.game.config(source, args.out.clone(), true, args.overlay) {
+    let config = match args.game.config(source, args.output.out.clone(), true, args.output.overlay) {
         Ok(c) => c,
         Err(e) => return Exit::BadInput(e),
     };
@@ -46,7 +42,6 @@ pub fn run(args: &Args) -> Exit {
             eprintln!("{} frames, {} through the model, {} dropped: {} moves, {} rulings", s.frames, s.analysed, s.dropped, s.moves, s.rulings);
             Exit::Ok
         }
-        Err(e @ PipelineError::Capture(_)) => Exit::BadInput(e.to_string()),
-        Err(e) => Exit::Failed(e.to_string()),
+        Err(e) => failed(e),
     }
 }

@@ -14,7 +14,8 @@ use crate::board::Calibration;
 use crate::capture::Source;
 use crate::detect::DEFAULT_MODEL;
 use crate::events::{Action, Reader};
-use crate::pipeline::Config;
+use super::Exit;
+use crate::pipeline::{Config, PipelineError};
 use crate::rules::{self, TimeControl};
 
 /// Options about the board, the game and the model.
@@ -78,24 +79,38 @@ impl GameArgs {
                 out
             }
         };
-        // A file watched live is played at its own frame rate, as a camera would deliver it.
-        let paced = live && matches!(source, Source::File(_));
         Ok(Config {
-            source,
-            calibration,
-            model: self.model.clone(),
-            start,
-            out,
             live,
             overlay,
             rules: rules::Options { clock: false, declarations: self.declarations.is_some(), time_control: self.time_control, min_conf: self.min_conf },
             declarations,
             threads: self.threads,
-            batch: 4,
             gate: !self.every_frame,
-            paced,
+            // A file watched live is played at its own frame rate, as a camera would deliver it.
+            paced: live && matches!(source, Source::File(_)),
             echo: live,
+            ..Config::offline(source, calibration, self.model.clone(), start, out)
         })
+    }
+}
+
+/// Where `analyse` and `live` write.
+#[derive(Debug, clap::Args)]
+pub struct OutputArgs {
+    /// The folder to write into (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Also write annotated.mp4: the board with the grid, hands, contacts, events and rulings.
+    #[arg(long)]
+    pub overlay: bool,
+}
+
+/// The exit status of a run that failed: a source that cannot be read is bad input, anything
+/// else a failure.
+pub fn failed(e: PipelineError) -> Exit {
+    match e {
+        PipelineError::Capture(_) => Exit::BadInput(e.to_string()),
+        e => Exit::Failed(e.to_string()),
     }
 }
 

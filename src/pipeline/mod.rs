@@ -67,6 +67,29 @@ pub struct Config {
     pub echo: bool,
 }
 
+impl Config {
+    /// An offline run of `source` into `out`, nothing dropped, the model on 2 threads in batches
+    /// of 4 behind the motion gate, the engine's default options, no declarations, no overlay.
+    pub fn offline(source: Source, calibration: Calibration, model: PathBuf, start: Chess, out: PathBuf) -> Config {
+        Config {
+            source,
+            calibration,
+            model,
+            start,
+            out,
+            live: false,
+            overlay: false,
+            rules: rules::Options::default(),
+            declarations: Vec::new(),
+            threads: 2,
+            batch: 4,
+            gate: true,
+            paced: false,
+            echo: false,
+        }
+    }
+}
+
 /// What a run did.
 #[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct Summary {
@@ -139,7 +162,8 @@ struct Analysed {
 
 /// What the tracker and the engine made of one frame (or, once, of the end of the input).
 struct Outcome {
-    /// The end of the input: what was still pending, at the last frame; not a frame of its own.
+    /// The end of the input: what was still pending, at the last frame; not a frame of its own
+    /// (its `warped` is empty).
     end: bool,
     index: u64,
     t: f64,
@@ -234,7 +258,7 @@ fn decide(
 ) {
     let mut declarations = declarations.into_iter().peekable();
     let mut recent: std::collections::VecDeque<(f64, u64)> = std::collections::VecDeque::new();
-    let mut last: Option<(f64, u64, Mat)> = None;
+    let mut last: Option<(f64, u64)> = None;
     for a in readings.iter() {
         recent.push_back((a.t, a.index));
         while recent.len() > 2000 {
@@ -254,7 +278,7 @@ fn decide(
             end: false,
             index: a.index,
             t: a.t,
-            warped: a.warped.clone(),
+            warped: a.warped,
             analysed: a.reading.is_some(),
             board: tracker.board().clone(),
             hands: tracker.hands().to_vec(),
@@ -264,7 +288,7 @@ fn decide(
             position: engine.position().clone(),
             latency,
         };
-        last = Some((a.t, a.index, a.warped));
+        last = Some((a.t, a.index));
         if out.send(outcome).is_err() {
             return;
         }
@@ -279,12 +303,12 @@ fn decide(
         engine.apply(d, &mut records);
     }
     engine.finish(&mut records);
-    if let Some((t, index, warped)) = last {
+    if let Some((t, index)) = last {
         let _ = out.send(Outcome {
             end: true,
             index,
             t,
-            warped,
+            warped: Mat::default(),
             analysed: false,
             board: tracker.board().clone(),
             hands: Vec::new(),

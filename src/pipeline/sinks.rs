@@ -88,13 +88,15 @@ impl Sinks {
     }
 
     pub(super) fn write(&mut self, o: &Outcome, summary: &mut Summary) -> Result<(), PipelineError> {
-        let side = o.warped.rows().max(1) as u32;
-        self.layout = Layout { square: side / 9, margin: side / 18 };
-        if self.recent.back().is_none_or(|(t, _)| o.t - t >= 1.0 / EVIDENCE_FPS) {
-            self.recent.push_back((o.t, o.warped.clone()));
-        }
-        while self.recent.front().is_some_and(|(t, _)| o.t - t > EVIDENCE_WINDOW_S) {
-            self.recent.pop_front();
+        if !o.end {
+            let side = o.warped.rows().max(1) as u32;
+            self.layout = Layout { square: side / 9, margin: side / 18 };
+            if self.recent.back().is_none_or(|(t, _)| o.t - t >= 1.0 / EVIDENCE_FPS) {
+                self.recent.push_back((o.t, o.warped.clone()));
+            }
+            while self.recent.front().is_some_and(|(t, _)| o.t - t > EVIDENCE_WINDOW_S) {
+                self.recent.pop_front();
+            }
         }
         for (event, frame) in &o.events {
             let mut line: serde_json::Value = serde_json::from_str(&event.to_json_line()).unwrap_or_default();

@@ -190,7 +190,8 @@ impl Engine {
             Action::Knock(sq) => {
                 let what = self.phys.at(sq).map_or_else(|| format!("a piece near {sq}"), |p| format!("{} on {sq}", describe::piece(p.piece, side)));
                 // A knock the tracker is unsure of is for the arbiter to judge.
-                let verdict = if ev.conf.is_some_and(|c| c < self.opts.min_conf) { Verdict::Judgement } else { Verdict::Violation };
+                let doubt = self.confidence_doubt(ev);
+                let verdict = if doubt.is_some() { Verdict::Judgement } else { Verdict::Violation };
                 self.rule(
                     ev.t,
                     verdict,
@@ -202,8 +203,8 @@ impl Engine {
                         describe::side(side),
                         describe::side(mover),
                         describe::side(side),
-                        match (verdict, ev.conf) {
-                            (Verdict::Judgement, Some(c)) => format!(" The arbiter decides: the piece may not have been knocked over at all (tracker confidence {c:.2})."),
+                        match doubt {
+                            Some(Doubt::LowConfidence(c)) => format!(" The arbiter decides: the piece may not have been knocked over at all (tracker confidence {c:.2})."),
                             _ => String::new(),
                         }
                     ),
@@ -218,7 +219,7 @@ impl Engine {
                     if let Action::Touch(sq) = ev.action {
                         let what = self.phys.at(sq).map_or_else(|| format!("the square {sq}"), |p| format!("{} on {sq}", describe::piece(p.piece, side)));
                         // A touch the tracker is unsure of is for the arbiter to judge.
-                        let doubt = ev.conf.filter(|&c| c < self.opts.min_conf);
+                        let doubt = self.confidence_doubt(ev);
                         self.rule(
                             ev.t,
                             if doubt.is_some() { Verdict::Judgement } else { Verdict::Violation },
@@ -229,7 +230,10 @@ impl Engine {
                                 "{} touched {what} while {} has the move: under 4.2.1 only the player having the move may adjust pieces; there is no touch-move obligation, and the arbiter may penalise (12.9).{}",
                                 describe::side(side),
                                 describe::side(mover),
-                                doubt.map_or(String::new(), |c| format!(" The arbiter decides: there is no breach if the contact was accidental (tracker confidence {c:.2})."))
+                                match doubt {
+                                    Some(Doubt::LowConfidence(c)) => format!(" The arbiter decides: there is no breach if the contact was accidental (tracker confidence {c:.2})."),
+                                    _ => String::new(),
+                                }
                             ),
                             vec![evidence(ev)],
                             out,
