@@ -131,3 +131,31 @@ fn a_doubtful_touch_is_made_certain_by_the_lift() {
     let Record::Ruling(r) = &out[0] else { unreachable!() };
     assert!(r.text.contains("pawn on g2 was accidental") && !r.text.contains("king on e1 was accidental"), "{}", r.text);
 }
+
+/// A breach certain from the sure touches alone, whose article and required move hang on a
+/// doubtful touch: the bishop was surely lifted and put back (4.3.1 at least), the contact with
+/// Black's f7 pawn is doubtful (4.3.3 if deliberate). The arbiter decides which; the ruling names
+/// the stricter reading and says what is certain.
+#[test]
+fn a_certain_breach_whose_article_hangs_on_a_doubtful_touch_is_a_judgement() {
+    let pos: Chess = ITALIAN.parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap();
+    let mut engine = Engine::new(pos, Options { declarations: true, ..Options::default() });
+    let mut out = Vec::new();
+    let lines = [
+        r#"{"t":1.2,"hand":"w1","ev":"lift","sq":"c4","conf":0.95}"#,
+        r#"{"t":1.7,"hand":"w1","ev":"contact","sq":"f7","conf":0.5}"#,
+        r#"{"t":3.4,"hand":"w1","ev":"release","sq":"c4","conf":0.95}"#,
+        r#"{"t":4.7,"hand":"w1","ev":"lift","sq":"e1","conf":0.95}"#,
+        r#"{"t":4.85,"hand":"w1","ev":"release","sq":"g1","conf":0.95}"#,
+        r#"{"t":6.5,"hand":"w1","ev":"lift","sq":"h1","conf":0.95}"#,
+        r#"{"t":6.6,"hand":"w1","ev":"release","sq":"f1","conf":0.95}"#,
+    ];
+    for (i, line) in lines.iter().enumerate() {
+        engine.apply(&Event::parse(line, i + 1).unwrap(), &mut out);
+    }
+    engine.finish(&mut out);
+    assert_eq!(summary(&out), ["judgement 4.3.3", "move O-O"]);
+    let Record::Ruling(r) = &out[0] else { unreachable!() };
+    assert_eq!(r.required.iter().map(|m| m.to_string()).collect::<Vec<_>>(), ["Bc4xf7"]);
+    assert!(r.text.contains("A breach is certain") && r.text.contains("under 4.3.1") && r.text.contains("pawn on f7 was accidental"), "{}", r.text);
+}

@@ -493,7 +493,17 @@ impl Engine {
         }
         let certain = self.certain_obligation();
         let me = self.pos.turn();
-        let (verdict, ob) = if certain.allows(made.m) { (Verdict::Judgement, all) } else { (Verdict::Violation, certain) };
+        // Breached for certain, and the doubtful touches do not change what the Law requires:
+        // a violation. Breached only if a doubtful touch was deliberate, or breached for certain
+        // but the article and the move required hang on a doubtful touch: the arbiter decides.
+        let sure_breach = match &certain {
+            Obligation::Only(article, allowed) if !certain.allows(made.m) => Some((self.label(*article, made.m), allowed.clone())),
+            _ => None,
+        };
+        let (verdict, ob) = match &sure_breach {
+            Some(_) if certain == all => (Verdict::Violation, certain),
+            _ => (Verdict::Judgement, all),
+        };
         let Obligation::Only(article, allowed) = ob else { return };
         let article = self.label(article, made.m);
         let mut text = format!(
@@ -503,8 +513,16 @@ impl Engine {
             describe::san(&self.pos, made.m),
             self.law(article, &allowed)
         );
-        if verdict == Verdict::Judgement {
-            text.push_str(&self.doubt_condition());
+        match (verdict, sure_breach) {
+            (Verdict::Judgement, Some((sure_article, sure_allowed))) => {
+                text.push_str(&format!(
+                    " A breach is certain from the sure touches alone ({}); which of the two applies hangs on whether {}: the arbiter decides.",
+                    self.law(sure_article, &sure_allowed),
+                    self.doubts().join(", or whether ")
+                ));
+            }
+            (Verdict::Judgement, None) => text.push_str(&format!(" The arbiter decides: there is no breach if {}.", self.doubts().join(", or if "))),
+            _ => {}
         }
         let mut ev: Vec<Evidence> = self.turn.touches.iter().map(|t| t.evidence).collect();
         ev.push(made.evidence);
@@ -557,11 +575,11 @@ impl Engine {
         }
     }
 
-    /// " It stands unless ...": what would make a judgement ruling vanish.
-    fn doubt_condition(&self) -> String {
+    /// The doubts a judgement hangs on: "the contact with the pawn on f7 was accidental (tracker
+    /// confidence 0.50)", "White said \"j'adoube\" before touching ...".
+    fn doubts(&self) -> Vec<String> {
         let me = self.pos.turn();
-        let doubts: Vec<String> = self
-            .turn
+        self.turn
             .touches
             .iter()
             .filter_map(|t| {
@@ -574,8 +592,7 @@ impl Engine {
                     Doubt::LowConfidence(c) => Some(format!("the contact with {what} was accidental (tracker confidence {c:.2})")),
                 }
             })
-            .collect();
-        format!(" The arbiter decides: there is no breach if {}.", doubts.join(", or if "))
+            .collect()
     }
 
     /// Completes the move in progress.

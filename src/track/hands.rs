@@ -14,6 +14,10 @@ use super::Options;
 use crate::detect::HandMap;
 use crate::events::Hand;
 
+/// Blobs of one side this close (cells, in any direction) to a hand already matched in the same
+/// reading are part of it: the model often cuts an arm at the wrist.
+const FRAGMENT_GAP: usize = 3;
+
 /// One hand (with its arm) as the tracker follows it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Track {
@@ -71,7 +75,7 @@ impl Hands {
     /// that were over the board and no longer are.
     pub fn update(&mut self, map: &HandMap, t: f64, opts: &Options, left: &mut Vec<Left>) {
         let before: Vec<(Hand, bool, f64)> = self.tracks.iter().map(|tr| (tr.hand, tr.over_board, tr.seen)).collect();
-        let [white, black] = blobs_by_side(map, opts);
+        let [white, black] = blobs_by_side(map, &self.tracks, opts);
         self.match_side(map, Color::White, white, t);
         self.match_side(map, Color::Black, black, t);
         // Tracks unseen for too long are dropped.
@@ -86,13 +90,33 @@ impl Hands {
         }
     }
 
-    /// The track of any side nearest to `sq` (distance in squares), over the board.
+    /// The track of any side nearest to `sq` (distance in squares), seen over the board in the
+    /// latest reading (a track kept alive through a missed reading has no place to be near).
     pub fn nearest(&self, map: &HandMap, sq: Square) -> Option<(Hand, f32)> {
+        let latest = self.tracks.iter().map(|tr| tr.seen).fold(f64::NEG_INFINITY, f64::max);
         self.tracks
             .iter()
-            .filter(|tr| tr.over_board)
+            .filter(|tr| tr.over_board && tr.seen == latest)
             .map(|tr| (tr.hand, tr.distance(map, sq)))
             .min_by(|a, b| a.1.total_cmp(&b.1))
+    }
+
+    /// The track of `side` already matched in this reading (`taken`) that lies within
+    /// [`FRAGMENT_GAP`] cells of `cells`.
+    fn fragment_of(&self, side: Color, cells: &[(usize, usize)], taken: &[bool]) -> Option<usize> {
+        let gap = |tr: &Track| {
+            tr.cells
+                .iter()
+                .flat_map(|&(r, c)| cells.iter().map(move |&(r2, c2)| r.abs_diff(r2).max(c.abs_diff(c2))))
+                .min()
+                .unwrap_or(usize::MAX)
+        };
+        (0..self.tracks.len())
+            .filter(|&i| taken[i] && self.tracks[i].hand.side == side)
+            .map(|i| (i, gap(&self.tracks[i])))
+            .filter(|&(_, g)| g <= FRAGMENT_GAP)
+            .min_by_key(|&(_, g)| g)
+            .map(|(i, _)| i)
     }
 
     fn match_side(&mut self, map: &HandMap, side: Color, blobs: Vec<Vec<(usize, usize)>>, t: f64) {
@@ -112,7 +136,12 @@ impl Hands {
                     let dist = distance(centroid(&tr.cells), centre);
                     (i, overlap, dist)
                 })
-                .filter(|&(_, overlap, dist)| overlap > 0 || dist <= 2.0 * map.cells_per_square as f32)
+                // Within two squares; four for an arm from the same half of the edge (a hand
+                // coming in fast is seen first at the edge, then far over the board).
+                .filter(|&(i, overlap, dist)| {
+                    let reach = if arm.is_some() && self.tracks[i].arm == arm { 4.0 } else { 2.0 };
+                    overlap > 0 || dist <= reach * map.cells_per_square as f32
+                })
                 .max_by(|a, b| a.1.cmp(&b.1).then(b.2.total_cmp(&a.2)));
             let over_board = cells.iter().any(|&(r, c)| map.square_at(r, c).is_some());
             match best {
@@ -123,6 +152,13 @@ impl Hands {
                     tr.over_board = over_board;
                     tr.seen = t;
                     tr.arm = arm.or(tr.arm);
+                }
+                None if let Some(i) = self.fragment_of(side, &cells, &taken) => {
+                    // A piece of a hand already matched (an arm cut at the wrist): the same hand.
+                    let tr = &mut self.tracks[i];
+                    tr.cells.extend(cells);
+                    tr.cells.sort_unstable();
+                    tr.over_board |= over_board;
                 }
                 None => {
                     let live: Vec<u8> = self.tracks.iter().filter(|tr| tr.hand.side == side).map(|tr| tr.hand.number).collect();
@@ -175,23 +211,44 @@ fn arm_number(map: &HandMap, side: Color, cells: &[(usize, usize)]) -> Option<u8
 }
 
 /// The hands of each side (White's, Black's): blobs of the map of any hand, each given to the
-/// player whose edge its arm crosses (White's at the bottom, Black's at the top); a blob that
-/// reaches both edges or neither goes to the side whose map is stronger over it. The model's
-/// own split between the two maps is least sure on a palm far from its player's edge, where the
-/// arm is the better witness.
-fn blobs_by_side(map: &HandMap, opts: &Options) -> [Vec<Vec<(usize, usize)>>; 2] {
+/// player whose edge its arm crosses (White's at the bottom, Black's at the top). An arm that
+/// comes in over a side edge belongs to the player on whose half of that edge it crosses. A blob
+/// that reaches no edge (a palm whose arm the model missed) stays with the track it overlaps;
+/// a blob that reaches both players' edges, or a new one that reaches none, goes to the side
+/// whose map is stronger over it. The model's own split between the two maps is least sure on a
+/// palm far from its player's edge, where the arm is the better witness.
+fn blobs_by_side(map: &HandMap, tracks: &[Track], opts: &Options) -> [Vec<Vec<(usize, usize)>>; 2] {
     let any: Vec<f32> = map.white.iter().zip(&map.black).map(|(w, b)| w.max(*b)).collect();
     let mut sides = [Vec::new(), Vec::new()];
     for cells in blobs(&any, map.side, opts) {
         let bottom = cells.iter().any(|&(r, _)| r + map.margin >= map.side);
         let top = cells.iter().any(|&(r, _)| r < map.margin);
+        let sides_edge: Vec<usize> = cells.iter().filter(|&&(_, c)| c < map.margin || c + map.margin >= map.side).map(|&(r, _)| r).collect();
+        let overlapped = || {
+            tracks
+                .iter()
+                .map(|tr| (tr.hand.side, cells.iter().filter(|c| tr.cells.binary_search(c).is_ok()).count()))
+                .filter(|&(_, n)| n > 0)
+                .max_by_key(|&(_, n)| n)
+                .map(|(side, _)| side == Color::White)
+        };
+        let mass = || {
+            let mass = |m: &[f32]| cells.iter().map(|&(r, c)| m[r * map.side + c]).filter(|p| !p.is_nan()).sum::<f32>();
+            mass(&map.white) >= mass(&map.black)
+        };
         let white = match (bottom, top) {
             (true, false) => true,
             (false, true) => false,
-            _ => {
-                let mass = |m: &[f32]| cells.iter().map(|&(r, c)| m[r * map.side + c]).filter(|p| !p.is_nan()).sum::<f32>();
-                mass(&map.white) >= mass(&map.black)
-            }
+            (true, true) => mass(),
+            (false, false) => overlapped().unwrap_or_else(|| {
+                if sides_edge.is_empty() {
+                    mass()
+                } else {
+                    // Over the a- or h-file edge: the half of the edge it crosses.
+                    let mean = sides_edge.iter().sum::<usize>() as f32 / sides_edge.len() as f32 + 0.5;
+                    mean > map.side as f32 / 2.0
+                }
+            }),
         };
         sides[usize::from(!white)].push(cells);
     }
@@ -217,7 +274,7 @@ fn blobs(probs: &[f32], n: usize, opts: &Options) -> Vec<Vec<(usize, usize)>> {
             let (r, c) = (i / n, i % n);
             cells.push((r, c));
             let mut visit = |j: usize| {
-                if !seen[j] && probs[j] >= opts.hand_min {
+                if !seen[j] && probs[j] >= opts.hand_grow {
                     seen[j] = true;
                     stack.push(j);
                 }

@@ -19,6 +19,9 @@ use shakmaty::{Board, Color, Piece, Role, Square};
 
 use crate::events::{Action, Event, Hand};
 
+/// How much later than the piece's arrival elsewhere the lift of a piece may be dated (its
+/// square hidden under the hand that carries it) and still be read as the same gesture.
+const LIFT_LATE_S: f64 = 1.0;
 /// Confidence of changes the stable board showed.
 const BOARD_CONF: f32 = 0.95;
 /// Confidence of a knock: a piece that stops looking like itself may be toppled, or only
@@ -88,11 +91,32 @@ impl Interpreter {
     pub fn flush(&mut self, until: f64, out: &mut Vec<Event>) {
         self.waiting.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         let n = self.waiting.iter().take_while(|w| w.0 < until).count();
-        let ready: Vec<(f64, u64, Observation)> = self.waiting.drain(..n).collect();
-        for (t, _, obs) in ready {
+        let mut ready: Vec<(f64, u64, Observation)> = self.waiting.drain(..n).collect();
+        ready.reverse();
+        while let Some((t, _, obs)) = ready.pop() {
             // Never back in time, even if an observation came in later than promised.
             let t = t.max(self.last_t);
             self.last_t = t;
+            // A piece that appears while no hand holds one of its colour was lifted from
+            // elsewhere in the same gesture, its square seen empty a little later: read that
+            // lift first.
+            if let Observation::Change { sq, to: Some(seen), .. } = obs
+                && self.board.piece_at(sq).is_none()
+                && !self.held.iter().any(|&(_, p)| p.color == seen.color)
+            {
+                let lift = |w: &(f64, u64, Observation)| {
+                    w.0 <= t + LIFT_LATE_S
+                        && matches!(w.2, Observation::Change { sq: from, to: None, .. }
+                            if self.board.piece_at(from).is_some_and(|p| p.color == seen.color))
+                };
+                if let Some(i) = ready.iter().rposition(lift) {
+                    let (_, _, early) = ready.remove(i);
+                    self.read(t, early, out);
+                } else if let Some(i) = self.waiting.iter().position(lift) {
+                    let (_, _, early) = self.waiting.remove(i);
+                    self.read(t, early, out);
+                }
+            }
             self.read(t, obs, out);
         }
     }
@@ -102,7 +126,15 @@ impl Interpreter {
             out.push(Event { t, action, hand, conf: Some(conf) });
         };
         match obs {
-            Observation::Change { sq, from, to, hand } => {
+            Observation::Change { sq, to, hand, .. } => {
+                let from = self.board.piece_at(sq);
+                if let (Some(stood), Some(seen)) = (from, to)
+                    && (stood.color == seen.color || !self.held.iter().any(|&(_, p)| p.color == seen.color))
+                {
+                    // The same colour again, or a piece turned the other colour while no hand
+                    // held one of that colour: the model misread the piece, which never moved.
+                    return;
+                }
                 match to {
                     Some(piece) => {
                         self.board.set_piece_at(sq, piece);

@@ -36,7 +36,7 @@ use squares::{Seen, Squares};
 /// A hand that leaves the board holding a piece has carried it off only if the piece has not
 /// appeared on a square within this many seconds (a piece set down as the hand withdraws is
 /// often seen a few frames after the hand).
-const LEFT_GRACE_S: f64 = 0.5;
+const LEFT_GRACE_S: f64 = 1.5;
 
 /// The tracker's thresholds.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -63,6 +63,9 @@ pub struct Options {
     pub graze_s: f64,
     /// Hand-map probability from which a cell belongs to a hand.
     pub hand_min: f32,
+    /// A blob grows from its cells at [`Options::hand_min`] over neighbours down to this
+    /// probability (hysteresis: a palm and its arm stay one blob across a weaker wrist).
+    pub hand_grow: f32,
     /// Smallest blob, in cells, that is a hand.
     pub hand_min_cells: usize,
     /// Seconds a hand may go unseen before its track ends.
@@ -84,7 +87,8 @@ impl Default for Options {
             contact_gap_s: 0.12,
             graze_s: 0.35,
             hand_min: 0.5,
-            hand_min_cells: 4,
+            hand_grow: 0.25,
+            hand_min_cells: 12,
             hand_lost_s: 0.2,
             near_squares: 1.0,
         }
@@ -128,6 +132,10 @@ impl Tracker {
         }
         self.last_t = t;
         self.hands.update(&reading.hands, t, &self.opts, &mut self.leaving);
+        // A hand seen over the board again did not carry anything off: it came back (or its
+        // track was lost for a moment).
+        let tracks = self.hands.tracks();
+        self.leaving.retain(|left| !tracks.iter().any(|tr| tr.hand == left.hand && tr.over_board && tr.seen > left.t));
         let mut seen = Vec::new();
         self.squares.update(reading, &self.hands, &self.opts, &mut seen);
         for s in seen {
