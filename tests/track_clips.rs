@@ -31,9 +31,6 @@ fn expected_articles(clip: &str, labelled: Vec<String>) -> Vec<String> {
         // of f3 all that time (53-85 %), so no trusted reading ever shows it there: the tracker
         // sees the knight go from g1 to e2, the move, and no 4.7 ruling.
         "released-moved-again-4.7" => Vec::new(),
-        // The held bishop grazes the f7 pawn for 0.1 s: a contact that short is doubtful (0.5),
-        // so the engine rules on what is sure, the bishop touched and put back: 4.3.1.
-        "touch-both-4.3.3" => vec!["4.3.1".to_string()],
         _ => labelled,
     }
 }

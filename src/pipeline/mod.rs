@@ -23,7 +23,7 @@ use std::time::Instant;
 
 use crossbeam_channel::bounded;
 use opencv::core::Mat;
-use shakmaty::{Board, Chess, Position};
+use shakmaty::{Board, Chess, Color, Position};
 
 use crate::board::Calibration;
 use crate::capture::{self, Capture, Policy, Source};
@@ -248,6 +248,17 @@ pub fn run(config: &Config, stop: Arc<AtomicBool>, progress: &mut dyn FnMut(&Pro
     Ok(summary)
 }
 
+/// The side whose hands come next: the player to move, or the opponent once the board shows
+/// a legal move of the player to move.
+fn expected_side(pos: &Chess, board: &Board) -> Color {
+    let moved = pos.legal_moves().iter().any(|&m| {
+        let mut after = pos.clone();
+        after.play_unchecked(m);
+        after.board() == board
+    });
+    if moved { pos.turn().other() } else { pos.turn() }
+}
+
 /// The tracker and the rule engine, frame by frame.
 fn decide(
     tracker: &mut Tracker,
@@ -266,6 +277,7 @@ fn decide(
         }
         let mut events = Vec::new();
         if let Some(reading) = &a.reading {
+            tracker.expect(expected_side(engine.position(), tracker.board()));
             tracker.push(reading, &mut events);
         }
         let mut records = Vec::new();

@@ -73,9 +73,9 @@ impl Hands {
 
     /// Updates the tracks from the hand map of the reading at `t`; appends to `left` the hands
     /// that were over the board and no longer are.
-    pub fn update(&mut self, map: &HandMap, t: f64, opts: &Options, left: &mut Vec<Left>) {
+    pub fn update(&mut self, map: &HandMap, t: f64, expected: Color, opts: &Options, left: &mut Vec<Left>) {
         let before: Vec<(Hand, bool, f64)> = self.tracks.iter().map(|tr| (tr.hand, tr.over_board, tr.seen)).collect();
-        let [white, black] = blobs_by_side(map, &self.tracks, opts);
+        let [white, black] = blobs_by_side(map, &self.tracks, expected, opts);
         self.match_side(map, Color::White, white, t);
         self.match_side(map, Color::Black, black, t);
         // Tracks unseen for too long are dropped.
@@ -217,13 +217,16 @@ fn arm_number(map: &HandMap, side: Color, cells: &[(usize, usize)]) -> Option<u8
 /// a blob that reaches both players' edges, or a new one that reaches none, goes to the side
 /// whose map is stronger over it. The model's own split between the two maps is least sure on a
 /// palm far from its player's edge, where the arm is the better witness.
-fn blobs_by_side(map: &HandMap, tracks: &[Track], opts: &Options) -> [Vec<Vec<(usize, usize)>>; 2] {
+fn blobs_by_side(map: &HandMap, tracks: &[Track], expected: Color, opts: &Options) -> [Vec<Vec<(usize, usize)>>; 2] {
     let any: Vec<f32> = map.white.iter().zip(&map.black).map(|(w, b)| w.max(*b)).collect();
     let mut sides = [Vec::new(), Vec::new()];
     for cells in blobs(&any, map.side, opts) {
-        let bottom = cells.iter().any(|&(r, _)| r + map.margin >= map.side);
-        let top = cells.iter().any(|&(r, _)| r < map.margin);
-        let sides_edge: Vec<usize> = cells.iter().filter(|&&(_, c)| c < map.margin || c + map.margin >= map.side).map(|&(r, _)| r).collect();
+        // The arm comes in where the blob crosses the margin most: a palm reaching the far
+        // rank from over a side edge touches that rank's margin too.
+        let count = |f: &dyn Fn(usize, usize) -> bool| cells.iter().filter(|&&(r, c)| f(r, c)).count();
+        let bottom = count(&|r, _| r + map.margin >= map.side);
+        let top = count(&|r, _| r < map.margin);
+        let side = count(&|_, c| c < map.margin || c + map.margin >= map.side);
         let overlapped = || {
             tracks
                 .iter()
@@ -236,19 +239,15 @@ fn blobs_by_side(map: &HandMap, tracks: &[Track], opts: &Options) -> [Vec<Vec<(u
             let mass = |m: &[f32]| cells.iter().map(|&(r, c)| m[r * map.side + c]).filter(|p| !p.is_nan()).sum::<f32>();
             mass(&map.white) >= mass(&map.black)
         };
-        let white = match (bottom, top) {
-            (true, false) => true,
-            (false, true) => false,
-            (true, true) => mass(),
-            (false, false) => overlapped().unwrap_or_else(|| {
-                if sides_edge.is_empty() {
-                    mass()
-                } else {
-                    // Over the a- or h-file edge: the half of the edge it crosses.
-                    let mean = sides_edge.iter().sum::<usize>() as f32 / sides_edge.len() as f32 + 0.5;
-                    mean > map.side as f32 / 2.0
-                }
-            }),
+        let white = if bottom > 0 && top > 0 {
+            mass()
+        } else if bottom.max(top) > side {
+            bottom > 0
+        } else if side > 0 {
+            // Over the a- or h-file edge: either player could reach from there.
+            overlapped().unwrap_or(expected == Color::White)
+        } else {
+            overlapped().unwrap_or_else(mass)
         };
         sides[usize::from(!white)].push(cells);
     }

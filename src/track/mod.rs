@@ -22,7 +22,7 @@ mod hands;
 mod interpret;
 mod squares;
 
-use shakmaty::Board;
+use shakmaty::{Board, Color};
 
 pub use hands::Track;
 
@@ -106,6 +106,7 @@ pub struct Tracker {
     /// Hands that left the board, waiting until the board around them is seen again.
     leaving: Vec<Left>,
     last_t: f64,
+    expected: Color,
 }
 
 impl Tracker {
@@ -119,6 +120,7 @@ impl Tracker {
             interpreter: Interpreter::new(start),
             leaving: Vec::new(),
             last_t: f64::NEG_INFINITY,
+            expected: Color::White,
         }
     }
 
@@ -131,7 +133,7 @@ impl Tracker {
             return;
         }
         self.last_t = t;
-        self.hands.update(&reading.hands, t, &self.opts, &mut self.leaving);
+        self.hands.update(&reading.hands, t, self.expected, &self.opts, &mut self.leaving);
         // A hand seen over the board again did not carry anything off: it came back (or its
         // track was lost for a moment).
         let tracks = self.hands.tracks();
@@ -160,6 +162,13 @@ impl Tracker {
         self.take_touches(touches);
         self.take_leaving(|_| true);
         self.interpreter.flush(f64::INFINITY, out);
+    }
+
+    /// The side whose hands are expected next over the board (the player to move, or the
+    /// opponent once the move stands on the board): a hand whose arm crosses a side edge is
+    /// taken to be that player's.
+    pub fn expect(&mut self, side: Color) {
+        self.expected = side;
     }
 
     /// The stable board as the tracker believes it now.

@@ -15,7 +15,7 @@
 //! (best class under [`Options::knock_class_max`]) while the square clearly looks occupied, was
 //! displaced or toppled: a knock.
 
-use shakmaty::{Board, Color, Piece, Square};
+use shakmaty::{Board, Color, Piece, Role, Square};
 
 use super::Options;
 use super::hands::Hands;
@@ -162,7 +162,7 @@ impl Squares {
                 st.candidate = None;
                 continue;
             }
-            let class = kind.map(|color| best_of_color(r, color));
+            let class = kind.map(|color| best_of_color(r, color, sq, &self.board));
             let (n, first) = match st.candidate {
                 Some((c, n, first)) if c.map(|p| p.color) == kind => (n + 1, first),
                 _ => (1, t),
@@ -218,11 +218,17 @@ fn best_kind(r: &SquareReading) -> (Option<Color>, f32) {
     }
 }
 
-/// The most likely piece of `color`.
-fn best_of_color(r: &SquareReading, color: Color) -> Piece {
+/// The most likely piece of `color` on `sq`, among those that can stand there: no second king
+/// while `board` has that colour's king elsewhere (a pawn may stand on the last rank for a
+/// moment: the player puts it there before exchanging it).
+fn best_of_color(r: &SquareReading, color: Color, sq: Square, board: &Board) -> Piece {
     let start = if color == Color::White { 1 } else { 7 };
-    let offset = (0..6).fold(0, |b, i| if r.classes[start + i] > r.classes[start + b] { i } else { b });
-    class_piece(start + offset).unwrap_or(Piece { color, role: shakmaty::Role::Pawn })
+    let possible = |role: Role| role != Role::King || board.king_of(color).is_none_or(|k| k == sq);
+    (start..start + 6)
+        .filter_map(|i| class_piece(i).map(|p| (p, r.classes[i])))
+        .filter(|&(p, _)| possible(p.role))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map_or(Piece { color, role: Role::Queen }, |(p, _)| p)
 }
 
 /// The most likely content of a square and its probability (NaN counts as 0).
