@@ -159,3 +159,26 @@ fn a_certain_breach_whose_article_hangs_on_a_doubtful_touch_is_a_judgement() {
     assert_eq!(r.required.iter().map(|m| m.to_string()).collect::<Vec<_>>(), ["Bc4xf7"]);
     assert!(r.text.contains("A breach is certain") && r.text.contains("under 4.3.1") && r.text.contains("pawn on f7 was accidental"), "{}", r.text);
 }
+
+/// A piece seen gone from its square and back a moment later, which the tracker doubts (the
+/// readings may have lost it): the touch that lift made is doubtful, so moving another piece is
+/// a judgement, not a violation. Put back surely, the same lift binds.
+#[test]
+fn a_doubted_put_back_makes_the_lift_a_doubtful_touch() {
+    for (conf, verdict) in [(0.5, "judgement"), (0.95, "violation")] {
+        let pos: Chess = ITALIAN.parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap();
+        let mut engine = Engine::new(pos, Options { declarations: true, ..Options::default() });
+        let mut out = Vec::new();
+        let lines = [
+            r#"{"t":1.0,"hand":"w1","ev":"lift","sq":"a2","conf":0.95}"#.to_string(),
+            format!(r#"{{"t":1.2,"hand":"w1","ev":"release","sq":"a2","conf":{conf}}}"#),
+            r#"{"t":2.0,"hand":"w1","ev":"lift","sq":"d2","conf":0.95}"#.to_string(),
+            r#"{"t":2.3,"hand":"w1","ev":"release","sq":"d3","conf":0.95}"#.to_string(),
+        ];
+        for (i, line) in lines.iter().enumerate() {
+            engine.apply(&Event::parse(line, i + 1).unwrap(), &mut out);
+        }
+        engine.finish(&mut out);
+        assert_eq!(summary(&out), [format!("{verdict} 4.3.1"), "move d3".to_string()], "put back with conf {conf}");
+    }
+}

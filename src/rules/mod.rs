@@ -323,6 +323,9 @@ impl Engine {
                 self.handled(hand);
                 if !made {
                     self.released(sq, p);
+                    if p.origin == Some(sq) {
+                        self.put_back(sq, ev);
+                    }
                 }
                 self.board_changed(ev, out);
             }
@@ -374,6 +377,16 @@ impl Engine {
             return;
         }
         self.turn.touches.push(Touch { touched: Touched { origin, piece: p.piece, t: ev.t }, doubt, evidence: evidence(ev), sure_from: None });
+    }
+
+    /// A piece put back on its own square: if the tracker doubts the release, it doubts the
+    /// lift it ends (a piece the readings lost for a moment), so a touch that rests on that
+    /// lift alone is doubtful too.
+    fn put_back(&mut self, sq: Square, ev: &Event) {
+        let Some(doubt) = self.confidence_doubt(ev) else { return };
+        if let Some(touch) = self.turn.touches.iter_mut().find(|t| t.touched.origin == sq && t.evidence.ev == "lift" && t.sure_from.is_none()) {
+            touch.doubt.get_or_insert(doubt);
+        }
     }
 
     fn handled(&mut self, hand: Hand) {

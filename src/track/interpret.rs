@@ -26,6 +26,11 @@ use crate::events::{Action, Event, Hand};
 const LIFT_LATE_S: f64 = 1.0;
 /// Confidence of changes the stable board showed.
 const BOARD_CONF: f32 = 0.95;
+/// A piece seen back on its own square this soon (seconds) after it was seen gone...
+const PUT_BACK_S: f64 = 0.5;
+/// ...may have been lifted and put back, or only lost by the readings for a moment: the release
+/// carries this confidence, and the engine doubts the touch the lift made.
+const PUT_BACK_CONF: f32 = 0.5;
 /// Confidence of a knock: a piece that stops looking like itself may be toppled, or only
 /// half hidden, blurred or mistaken by the model; the engine leaves a ruling on it to the arbiter.
 const KNOCK_CONF: f32 = 0.5;
@@ -72,7 +77,8 @@ pub struct Interpreter {
     waiting: Vec<(f64, u64, Observation)>,
     seq: u64,
     board: Board,
-    held: Vec<(Hand, Piece)>,
+    /// What each hand holds, with the square and time it was lifted from.
+    held: Vec<(Hand, Piece, Square, f64)>,
     last_hand: Option<Hand>,
     last_t: f64,
 }
@@ -104,7 +110,7 @@ impl Interpreter {
             // lift first.
             if let Observation::Change { sq, to: Some(seen), .. } = obs
                 && self.board.piece_at(sq).is_none()
-                && !self.held.iter().any(|&(_, p)| p.color == seen.color)
+                && !self.held.iter().any(|&(_, p, _, _)| p.color == seen.color)
             {
                 let lift = |w: &(f64, u64, Observation)| {
                     w.0 <= t + LIFT_LATE_S
@@ -131,7 +137,7 @@ impl Interpreter {
             Observation::Change { sq, to, hand, .. } => {
                 let from = self.board.piece_at(sq);
                 if let (Some(stood), Some(seen)) = (from, to)
-                    && (stood.color == seen.color || !self.held.iter().any(|&(_, p)| p.color == seen.color))
+                    && (stood.color == seen.color || !self.held.iter().any(|&(_, p, _, _)| p.color == seen.color))
                 {
                     // The same colour again, or a piece turned the other colour while no hand
                     // held one of that colour: the model misread the piece, which never moved.
@@ -148,7 +154,7 @@ impl Interpreter {
                 match (from, to) {
                     (Some(piece), None) => {
                         let hand = self.hand_or_guess(hand, piece.color);
-                        self.held.push((hand, piece));
+                        self.held.push((hand, piece, sq, t));
                         emit(hand, Action::Lift(sq), BOARD_CONF, out);
                     }
                     (_, Some(seen)) => {
@@ -158,12 +164,12 @@ impl Interpreter {
                         let holder = self
                             .held
                             .iter()
-                            .rposition(|&(h, p)| Some(h) == hand && p.color == seen.color)
-                            .or_else(|| self.held.iter().rposition(|&(h, p)| p.color == seen.color && h.side == seen.color))
-                            .or_else(|| self.held.iter().rposition(|&(_, p)| p.color == seen.color));
+                            .rposition(|&(h, p, _, _)| Some(h) == hand && p.color == seen.color)
+                            .or_else(|| self.held.iter().rposition(|&(h, p, _, _)| p.color == seen.color && h.side == seen.color))
+                            .or_else(|| self.held.iter().rposition(|&(_, p, _, _)| p.color == seen.color));
                         match holder {
                             Some(i) => {
-                                let (holder, held) = self.held.remove(i);
+                                let (holder, held, from, lifted) = self.held.remove(i);
                                 self.last_hand = Some(holder);
                                 if held.role == Role::Pawn && seen.role != Role::Pawn && sq.rank() == held.color.other().backrank() {
                                     // Promotion: the pawn went aside and the new piece stands there.
@@ -171,7 +177,10 @@ impl Interpreter {
                                     emit(holder, Action::Place { sq, piece: seen }, BOARD_CONF, out);
                                 } else {
                                     self.board.set_piece_at(sq, held);
-                                    emit(holder, Action::Release(sq), BOARD_CONF, out);
+                                    // Back where it stood, at once: maybe only lifted and put
+                                    // back, maybe a piece the readings lost for a moment.
+                                    let conf = if from == sq && t - lifted < PUT_BACK_S { PUT_BACK_CONF } else { BOARD_CONF };
+                                    emit(holder, Action::Release(sq), conf, out);
                                 }
                             }
                             None => {
@@ -188,7 +197,7 @@ impl Interpreter {
                 let hand = self.hand_or_guess(hand, piece.color);
                 let action = if brush {
                     Action::Brush(sq)
-                } else if self.held.iter().any(|&(h, _)| h == hand) {
+                } else if self.held.iter().any(|&(h, _, _, _)| h == hand) {
                     Action::Contact { sq, piece: None }
                 } else {
                     Action::Touch(sq)
@@ -201,8 +210,8 @@ impl Interpreter {
                 emit(hand, Action::Knock(sq), KNOCK_CONF, out);
             }
             Observation::Left(hand) => {
-                let n = self.held.iter().filter(|&&(h, _)| h == hand).count();
-                self.held.retain(|&(h, _)| h != hand);
+                let n = self.held.iter().filter(|&&(h, _, _, _)| h == hand).count();
+                self.held.retain(|&(h, _, _, _)| h != hand);
                 for _ in 0..n {
                     emit(hand, Action::Remove(None), BOARD_CONF, out);
                 }
