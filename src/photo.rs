@@ -66,7 +66,7 @@ pub fn recognise_with(model: &mut Model, image: &Mat, corners: [Px; 4], oriented
         let size = [image.cols().max(0) as u32, image.rows().max(0) as u32];
         let cal = Calibration::from_corners(String::new(), 0, size, corners, WhiteEdge::Bottom, Found::Given)?;
         let warped = cal.warp(image, model.layout())?;
-        Ok(model.read(&[(&warped, 0, 0.0)])?.remove(0))
+        Ok(model.read(&warped, 0, 0.0)?)
     };
     let reading = read(model, corners)?;
     if oriented {

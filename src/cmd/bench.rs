@@ -88,7 +88,7 @@ pub fn run(args: &Args, out: &mut impl std::io::Write) -> Exit {
     let mut model_ms = Vec::new();
     for i in 0..60 {
         let t = Instant::now();
-        if let Err(e) = model.read(&[(&warped, 0, 0.0)]) {
+        if let Err(e) = model.read(&warped, 0, 0.0) {
             return Exit::Failed(e.to_string());
         }
         if i >= 10 {

@@ -103,7 +103,10 @@ impl Model {
             let builder = Session::builder(env).map_err(|e| e.to_string())?;
             let builder = builder.with_optimization_level(GraphOptimizationLevel::Level3).map_err(|e| e.to_string())?;
             let builder = builder.with_intra_threads(threads.max(1)).map_err(|e| e.to_string())?;
-            let mut builder = builder.with_inter_threads(1).map_err(|e| e.to_string())?;
+            let builder = builder.with_inter_threads(1).map_err(|e| e.to_string())?;
+            // Idle workers sleep rather than spin: the model shares two cores with decoding and
+            // warping, and a spinning pool takes their time.
+            let mut builder = builder.with_intra_op_spinning(false).map_err(|e| e.to_string())?;
             builder.commit_from_file(path).map_err(|e| e.to_string())
         })()
         .map_err(model_error)?;
@@ -126,77 +129,39 @@ impl Model {
         self.layout
     }
 
-    /// Reads a batch of warped boards (8-bit BGR Mats of [`Model::layout`]'s size), with the
-    /// frame index and time of each.
-    pub fn read(&mut self, boards: &[(&Mat, u64, f64)]) -> Result<Vec<Reading>, DetectError> {
+    /// Reads one warped board (an 8-bit BGR Mat of [`Model::layout`]'s size) of frame `frame`
+    /// at `t` seconds. The Mat's bytes go to the model without a copy.
+    pub fn read(&mut self, board: &Mat, frame: u64, t: f64) -> Result<Reading, DetectError> {
         let side = self.layout.side();
-        let bytes = (side * side * 3) as usize;
-        let check = |m: &Mat| -> Result<(), DetectError> {
-            if m.rows() as u32 != side || m.cols() as u32 != side || m.typ() != opencv::core::CV_8UC3 || !m.is_continuous() {
-                return Err(DetectError::Input { side, got: format!("{}x{} of type {}", m.cols(), m.rows(), m.typ()) });
-            }
-            Ok(())
-        };
-        let mut batch: Vec<u8>;
-        let data: &[u8] = match boards {
-            [] => return Ok(Vec::new()),
-            [(one, ..)] => {
-                check(one)?;
-                one.data_bytes()?
-            }
-            many => {
-                batch = Vec::with_capacity(bytes * many.len());
-                for (m, ..) in many {
-                    check(m)?;
-                    batch.extend_from_slice(m.data_bytes()?);
-                }
-                &batch
-            }
-        };
-        let n = boards.len();
-        let view = ArrayView4::from_shape((n, side as usize, side as usize, 3), data).map_err(|e| DetectError::Run(e.to_string()))?;
+        if board.rows() as u32 != side || board.cols() as u32 != side || board.typ() != opencv::core::CV_8UC3 || !board.is_continuous() {
+            return Err(DetectError::Input { side, got: format!("{}x{} of type {}", board.cols(), board.rows(), board.typ()) });
+        }
+        let view = ArrayView4::from_shape((1, side as usize, side as usize, 3), board.data_bytes()?).map_err(|e| DetectError::Run(e.to_string()))?;
         let input = TensorRef::from_array_view(view).map_err(|e| DetectError::Run(e.to_string()))?;
         let outputs = self.session.run(ort::inputs!["board" => input]).map_err(|e| DetectError::Run(e.to_string()))?;
         let extract = |name: &str| -> Result<Vec<f32>, DetectError> {
             let (_, values) = outputs[name].try_extract_tensor::<f32>().map_err(|e| DetectError::Run(format!("{name}: {e}")))?;
             Ok(values.to_vec())
         };
-        let (pieces, cover, contact, hands) = (extract("pieces")?, extract("cover")?, extract("contact")?, extract("hands")?);
-        let cells = hands.len() / n / 2;
+        let (pieces, cover, contact, mut hands) = (extract("pieces")?, extract("cover")?, extract("contact")?, extract("hands")?);
+        let cells = hands.len() / 2;
         let cells_side = (cells as f64).sqrt() as usize;
-        if pieces.len() != n * 64 * CLASSES || cover.len() != n * 64 || contact.len() != n * 64 || cells_side * cells_side != cells || !cells_side.is_multiple_of(9) {
+        if pieces.len() != 64 * CLASSES || cover.len() != 64 || contact.len() != 64 || cells_side * cells_side != cells || !cells_side.is_multiple_of(9) {
             return Err(DetectError::Run("the model's outputs have unexpected sizes".into()));
         }
-        Ok(boards
-            .iter()
-            .enumerate()
-            .map(|(b, &(_, frame, t))| {
-                let squares = std::array::from_fn(|sq| {
-                    // outputs are in FEN reading order: a8, b8, ..., h1
-                    let sq = Square::new(sq as u32);
-                    let i = b * 64 + fen_index(sq);
-                    SquareReading {
-                        classes: std::array::from_fn(|c| pieces[i * CLASSES + c]),
-                        cover: cover[i],
-                        contact: contact[i],
-                    }
-                });
-                let map = &hands[b * 2 * cells..(b + 1) * 2 * cells];
-                let per_square = cells_side / 9;
-                Reading {
-                    frame,
-                    t,
-                    squares,
-                    hands: HandMap {
-                        side: cells_side,
-                        cells_per_square: per_square,
-                        margin: per_square / 2,
-                        white: map[..cells].to_vec(),
-                        black: map[cells..].to_vec(),
-                    },
-                }
-            })
-            .collect())
+        let squares = std::array::from_fn(|sq| {
+            // outputs are in FEN reading order: a8, b8, ..., h1
+            let i = fen_index(Square::new(sq as u32));
+            SquareReading { classes: std::array::from_fn(|c| pieces[i * CLASSES + c]), cover: cover[i], contact: contact[i] }
+        });
+        let black = hands.split_off(cells);
+        let per_square = cells_side / 9;
+        Ok(Reading {
+            frame,
+            t,
+            squares,
+            hands: HandMap { side: cells_side, cells_per_square: per_square, margin: per_square / 2, white: hands, black },
+        })
     }
 }
 

@@ -1,8 +1,7 @@
 //! The detect stage: warps each frame to the board, skips the model where nothing moved,
-//! watches for the board or camera moving, and runs the model (in batches offline).
+//! watches for the board or camera moving, and runs the model.
 
 use crossbeam_channel::{Receiver, Sender};
-use opencv::core::Mat;
 
 use super::{Analysed, Config, PipelineError};
 use crate::board::drift::{Drift, Watch};
@@ -21,7 +20,6 @@ pub(super) struct Detector {
     model: Model,
     layout: Layout,
     gate: Option<Gate>,
-    batch: usize,
     watch: Option<Watch>,
     last_check: f64,
     lost_warned: bool,
@@ -39,7 +37,6 @@ impl Detector {
             layout,
             // A change of 12 grey levels in a half-square cell; at least one frame in 30 runs.
             gate: config.gate.then(|| Gate::new(12.0, 30)),
-            batch: if config.live { 1 } else { config.batch.max(1) },
             watch: None,
             last_check: f64::NEG_INFINITY,
             lost_warned: false,
@@ -49,7 +46,6 @@ impl Detector {
 
     /// Runs until the frames end or the next stage hangs up.
     pub(super) fn run(mut self, frames: Receiver<Frame>, out: Sender<Analysed>) -> Result<(), PipelineError> {
-        let mut pending: Vec<(Frame, Mat, bool, Option<String>)> = Vec::new();
         for frame in frames.iter() {
             let warning = self.check_drift(&frame)?;
             let warped = self.calibration.warp(&frame.image, self.layout)?;
@@ -57,22 +53,9 @@ impl Detector {
                 Some(gate) => gate.admit(&warped)? || warning.is_some(),
                 None => true,
             };
-            pending.push((frame, warped, admit, warning));
-            if pending.iter().filter(|p| p.2).count() >= self.batch && !self.flush(&mut pending, &out)? {
-                return Ok(());
-            }
-        }
-        self.flush(&mut pending, &out)?;
-        Ok(())
-    }
-
-    /// Runs the model on the admitted frames of `pending` and passes them all on, in order.
-    /// `false` when the next stage has hung up.
-    fn flush(&mut self, pending: &mut Vec<(Frame, Mat, bool, Option<String>)>, out: &Sender<Analysed>) -> Result<bool, PipelineError> {
-        let inputs: Vec<(&Mat, u64, f64)> = pending.iter().filter(|p| p.2).map(|(f, w, ..)| (w, f.index, f.t)).collect();
-        let mut readings = self.model.read(&inputs)?.into_iter();
-        for (frame, warped, admit, warning) in pending.drain(..) {
-            let reading = if admit { readings.next() } else { None };
+            // One frame at a time: batches were no faster on two cores and held four times the
+            // model's working memory.
+            let reading = if admit { Some(self.model.read(&warped, frame.index, frame.t)?) } else { None };
             if let Some(r) = &reading {
                 self.quiet = !hands_seen(r);
             }
@@ -83,10 +66,10 @@ impl Detector {
             }
             let analysed = Analysed { index: frame.index, t: frame.t, at: frame.at, warped, reading, warning };
             if out.send(analysed).is_err() {
-                return Ok(false);
+                return Ok(());
             }
         }
-        Ok(true)
+        Ok(())
     }
 
     /// Every few seconds, while no hand is over the board, checks the grid is where the

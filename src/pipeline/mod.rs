@@ -57,8 +57,6 @@ pub struct Config {
     pub declarations: Vec<Event>,
     /// CPU threads for the model.
     pub threads: usize,
-    /// Frames run through the model at once (offline; live runs one at a time).
-    pub batch: usize,
     /// Run the model only on frames where something moved (see `gate`).
     pub gate: bool,
     /// Play a file in real time, as a camera would deliver it (latency benchmarks).
@@ -68,8 +66,8 @@ pub struct Config {
 }
 
 impl Config {
-    /// An offline run of `source` into `out`, nothing dropped, the model on 2 threads in batches
-    /// of 4 behind the motion gate, the engine's default options, no declarations, no overlay.
+    /// An offline run of `source` into `out`, nothing dropped, the model on 2 threads behind the
+    /// motion gate, the engine's default options, no declarations, no overlay.
     pub fn offline(source: Source, calibration: Calibration, model: PathBuf, start: Chess, out: PathBuf) -> Config {
         Config {
             source,
@@ -82,7 +80,6 @@ impl Config {
             rules: rules::Options::default(),
             declarations: Vec::new(),
             threads: 2,
-            batch: 4,
             gate: true,
             paced: false,
             echo: false,
