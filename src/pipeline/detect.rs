@@ -3,7 +3,7 @@
 
 use crossbeam_channel::{Receiver, Sender};
 
-use super::{Analysed, Config, PipelineError};
+use super::{Analysed, Config, EVIDENCE_FPS, PipelineError};
 use crate::board::drift::{Drift, Watch};
 use crate::board::{Calibration, Found, Layout};
 use crate::capture::Frame;
@@ -14,12 +14,19 @@ use crate::gate::Gate;
 const DRIFT_EVERY_S: f64 = 5.0;
 /// A hand-map cell above this means a hand is over the board (no drift check then).
 const HAND_SEEN: f32 = 0.5;
+/// The small warp the gate looks at: 8 pixels a square.
+const GLANCE: Layout = Layout { square: 8, margin: 4 };
 
 pub(super) struct Detector {
     calibration: Calibration,
     model: Model,
     layout: Layout,
     gate: Option<Gate>,
+    /// Every frame is warped in full (for the overlay), not only those the model or the
+    /// evidence needs.
+    every_warp: bool,
+    /// The time of the last frame warped in full.
+    last_kept: f64,
     watch: Option<Watch>,
     last_check: f64,
     lost_warned: bool,
@@ -37,6 +44,8 @@ impl Detector {
             layout,
             // A change of 12 grey levels in a half-square cell; at least one frame in 30 runs.
             gate: config.gate.then(|| Gate::new(12.0, 30)),
+            every_warp: config.overlay,
+            last_kept: f64::NEG_INFINITY,
             watch: None,
             last_check: f64::NEG_INFINITY,
             lost_warned: false,
@@ -48,14 +57,24 @@ impl Detector {
     pub(super) fn run(mut self, frames: Receiver<Frame>, out: Sender<Analysed>) -> Result<(), PipelineError> {
         for frame in frames.iter() {
             let warning = self.check_drift(&frame)?;
-            let warped = self.calibration.warp(&frame.image, self.layout)?;
             let admit = match &mut self.gate {
-                Some(gate) => gate.admit(&warped)? || warning.is_some(),
+                Some(gate) => gate.admit(&self.calibration.glance(&frame.image, GLANCE)?)? || warning.is_some(),
                 None => true,
+            };
+            // The full warp only where it is used: the model, the overlay, the evidence.
+            let keep = admit || self.every_warp || frame.t - self.last_kept >= 1.0 / EVIDENCE_FPS;
+            let warped = if keep {
+                self.last_kept = frame.t;
+                Some(self.calibration.warp(&frame.image, self.layout)?)
+            } else {
+                None
             };
             // One frame at a time: batches were no faster on two cores and held four times the
             // model's working memory.
-            let reading = if admit { Some(self.model.read(&warped, frame.index, frame.t)?) } else { None };
+            let reading = match (&warped, admit) {
+                (Some(warped), true) => Some(self.model.read(warped, frame.index, frame.t)?),
+                _ => None,
+            };
             if let Some(r) = &reading {
                 self.quiet = !hands_seen(r);
             }

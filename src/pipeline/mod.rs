@@ -150,21 +150,26 @@ struct Analysed {
     index: u64,
     t: f64,
     at: Instant,
-    warped: Mat,
+    /// The frame warped to the board: `None` where neither the model, the overlay nor the
+    /// evidence needed it.
+    warped: Option<Mat>,
     /// `None` where the gate skipped the model (nothing moved).
     reading: Option<Reading>,
     /// Said about the board or camera at this frame (moved, lost).
     warning: Option<String>,
 }
 
+/// At most this many full warps a second are kept to illustrate rulings.
+const EVIDENCE_FPS: f64 = 5.0;
+
 /// What the tracker and the engine made of one frame (or, once, of the end of the input).
 struct Outcome {
     /// The end of the input: what was still pending, at the last frame; not a frame of its own
-    /// (its `warped` is empty).
+    /// (it has no `warped`).
     end: bool,
     index: u64,
     t: f64,
-    warped: Mat,
+    warped: Option<Mat>,
     analysed: bool,
     board: Board,
     hands: Vec<Track>,
@@ -317,7 +322,7 @@ fn decide(
             end: true,
             index,
             t,
-            warped: Mat::default(),
+            warped: None,
             analysed: false,
             board: tracker.board().clone(),
             hands: Vec::new(),

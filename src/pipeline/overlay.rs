@@ -41,7 +41,9 @@ impl Overlay {
         let mut canvas = Mat::new_size_with_default(self.size, opencv::core::CV_8UC3, Scalar::all(0.0))?;
         let side = layout.side() as i32;
         let mut board = Mat::roi_mut(&mut canvas, Rect::new(0, 0, side, side))?;
-        o.warped.copy_to(&mut board)?;
+        if let Some(warped) = &o.warped {
+            warped.copy_to(&mut board)?;
+        }
         if let Some(reading) = &o.reading {
             let map = &reading.hands;
             let cell = side as f64 / map.side as f64;

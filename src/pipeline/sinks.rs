@@ -15,6 +15,7 @@ use opencv::{imgcodecs, imgproc};
 use serde_json::json;
 
 use super::overlay::Overlay;
+use super::EVIDENCE_FPS;
 use super::{Config, Outcome, PipelineError, Summary};
 use crate::board::Layout;
 use crate::detect::fen_square;
@@ -23,8 +24,6 @@ use crate::rules::Record;
 
 /// Seconds of warped frames kept to illustrate rulings.
 const EVIDENCE_WINDOW_S: f64 = 20.0;
-/// At most this many frames a second are kept for evidence.
-const EVIDENCE_FPS: f64 = 5.0;
 
 /// Where the run stands, for a progress bar.
 #[derive(Clone, Debug)]
@@ -88,11 +87,11 @@ impl Sinks {
     }
 
     pub(super) fn write(&mut self, o: &Outcome, summary: &mut Summary) -> Result<(), PipelineError> {
-        if !o.end {
-            let side = o.warped.rows().max(1) as u32;
+        if let Some(warped) = &o.warped {
+            let side = warped.rows().max(1) as u32;
             self.layout = Layout { square: side / 9, margin: side / 18 };
             if self.recent.back().is_none_or(|(t, _)| o.t - t >= 1.0 / EVIDENCE_FPS) {
-                self.recent.push_back((o.t, o.warped.clone()));
+                self.recent.push_back((o.t, warped.clone()));
             }
             while self.recent.front().is_some_and(|(t, _)| o.t - t > EVIDENCE_WINDOW_S) {
                 self.recent.pop_front();
