@@ -143,6 +143,10 @@ impl Interpreter {
                     // held one of that colour: the model misread the piece, which never moved.
                     return;
                 }
+                if from.is_none() && to.is_some() && hand.is_none() {
+                    // A piece appearing where no hand was seen: pieces do not arrive on their own.
+                    return;
+                }
                 match to {
                     Some(piece) => {
                         self.board.set_piece_at(sq, piece);

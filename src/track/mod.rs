@@ -320,4 +320,53 @@ mod tests {
         assert_eq!(got, [("w1".to_string(), "lift", Some(Square::G1)), ("w1".to_string(), "release", Some(Square::F3))]);
         assert!(out.windows(2).all(|w| w[0].t <= w[1].t));
     }
+
+    /// Feeds `n` readings of `board`, 0.05 s apart, with White's arm over the g-file (g1 to g4)
+    /// or no hand at all.
+    fn feed(tracker: &mut Tracker, t: &mut f64, board: &Board, hand: bool, n: usize, out: &mut Vec<Event>) {
+        for _ in 0..n {
+            *t += 0.05;
+            let mut r = reading(*t, board);
+            if hand {
+                arm(&mut r.hands.white, 39, 27..=53);
+            }
+            tracker.push(&r, out);
+        }
+    }
+
+    #[test]
+    fn pieces_that_change_colour_or_appear_with_no_hand_about_are_misreads() {
+        let start = Board::default();
+        let mut tracker = Tracker::new(start.clone(), Options::default());
+        let mut out = Vec::new();
+        let mut t = 0.0;
+        // The knight on g1 read as Black's, and a White pawn on e4, for a second: no hand held a
+        // black piece, and none came near e4.
+        let mut misread = start.clone();
+        misread.set_piece_at(Square::G1, Piece::from_char('n').unwrap());
+        misread.set_piece_at(Square::E4, Piece::from_char('P').unwrap());
+        feed(&mut tracker, &mut t, &misread, false, 20, &mut out);
+        feed(&mut tracker, &mut t, &start, false, 10, &mut out);
+        tracker.finish(&mut out);
+        assert!(out.is_empty(), "{out:?}");
+    }
+
+    #[test]
+    fn a_piece_back_on_its_square_at_once_is_a_doubtful_release() {
+        let start = Board::default();
+        let mut lifted = start.clone();
+        lifted.discard_piece_at(Square::G1);
+        for (gone, conf) in [(4, 0.5), (16, 0.95)] {
+            let mut tracker = Tracker::new(start.clone(), Options::default());
+            let mut out = Vec::new();
+            let mut t = 0.0;
+            feed(&mut tracker, &mut t, &start, true, 4, &mut out);
+            feed(&mut tracker, &mut t, &lifted, true, gone, &mut out);
+            feed(&mut tracker, &mut t, &start, true, 4, &mut out);
+            feed(&mut tracker, &mut t, &start, false, 4, &mut out);
+            tracker.finish(&mut out);
+            let got: Vec<(&str, Option<Square>, f32)> = out.iter().map(|e| (e.action.name(), e.action.square(), e.conf.unwrap_or(1.0))).collect();
+            assert_eq!(got, [("lift", Some(Square::G1), 0.95), ("release", Some(Square::G1), conf)], "gone for {gone} readings");
+        }
+    }
 }
