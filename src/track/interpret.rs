@@ -6,8 +6,8 @@
 //! - a piece leaving its square is a `lift` by the hand seen there; the hand now holds it;
 //! - a piece appearing is a `release` by the hand holding that piece (the hand seen there
 //!   first, then any hand), or else a `place` of a piece from off the board;
-//! - a piece turning the other colour in place while no hand holds one of that colour is a
-//!   misread, and nothing happened;
+//! - a piece turning the other colour in place while no hand holds one of that colour, or
+//!   appearing where no hand was seen, is a misread, and nothing happened;
 //! - a hand leaving the board with pieces in it put them aside: one `remove` (no square) each,
 //!   so a captured piece lifted off the board is a `lift` then a `remove`;
 //! - a touch of a standing piece is a `touch`, or a `contact` when the hand holds a piece, or
