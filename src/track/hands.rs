@@ -1,10 +1,14 @@
 //! Hand tracks: blobs of each side's hand map, matched frame to frame, with stable ids.
 //!
-//! A blob is a 4-connected component of cells where either map is at or above
-//! [`Options::hand_min`]; it belongs to the player whose board edge its arm crosses. A side's blob
-//! takes over the track it overlaps most (or the nearest, within two squares). A new blob gets
-//! its number from the board edge its arm crosses: the arm of a player's right hand comes in on
-//! the right half of that player's edge (White at the bottom, Black at the top, seen from the
+//! A blob grows from cells where either map is at or above [`Options::hand_min`] over
+//! 4-connected neighbours down to [`Options::hand_grow`], so a palm and its arm stay one blob;
+//! blobs under [`Options::hand_min_cells`] are noise. A blob belongs to the player whose board
+//! edge its arm crosses (the edge whose margin it covers most); over a side edge, to the track it
+//! overlaps or else to the player expected to act. A side's blob takes over the track it overlaps
+//! most (or the nearest, within two squares; four when its arm crosses the same half of the
+//! edge); a fragment within [`FRAGMENT_GAP`] cells of a hand already matched joins it. A new blob
+//! gets its number from the board edge its arm crosses: the arm of a player's right hand comes in
+//! on the right half of that player's edge (White at the bottom, Black at the top, seen from the
 //! player), numbered 1; the left hand's, 2. A blob with no arm in the margin takes the free
 //! number. A side has at most two hands: a third blob joins the nearest track.
 
