@@ -215,12 +215,13 @@ fn arm_number(map: &HandMap, side: Color, cells: &[(usize, usize)]) -> Option<u8
 }
 
 /// The hands of each side (White's, Black's): blobs of the map of any hand, each given to the
-/// player whose edge its arm crosses (White's at the bottom, Black's at the top). An arm that
-/// comes in over a side edge belongs to the player on whose half of that edge it crosses. A blob
-/// that reaches no edge (a palm whose arm the model missed) stays with the track it overlaps;
-/// a blob that reaches both players' edges, or a new one that reaches none, goes to the side
-/// whose map is stronger over it. The model's own split between the two maps is least sure on a
-/// palm far from its player's edge, where the arm is the better witness.
+/// player whose edge its arm crosses, White's at the bottom, Black's at the top (the edge whose
+/// margin the blob covers most). A blob over a side edge, or over no edge (a palm whose arm the
+/// model missed), stays with the track it overlaps; a new one over a side edge is the `expected`
+/// player's (either player can reach from there); a blob that reaches both players' edges, or a
+/// new one that reaches none, goes to the side whose map is stronger over it. The model's own
+/// split between the two maps is least sure on a palm far from its player's edge, where the arm
+/// is the better witness.
 fn blobs_by_side(map: &HandMap, tracks: &[Track], expected: Color, opts: &Options) -> [Vec<Vec<(usize, usize)>>; 2] {
     let any: Vec<f32> = map.white.iter().zip(&map.black).map(|(w, b)| w.max(*b)).collect();
     let mut sides = [Vec::new(), Vec::new()];
@@ -258,8 +259,9 @@ fn blobs_by_side(map: &HandMap, tracks: &[Track], expected: Color, opts: &Option
     sides
 }
 
-/// The 4-connected components of a map at or above the threshold, largest first, each of at
-/// least `Options::hand_min_cells` cells.
+/// The 4-connected components of a map grown from cells at or above `Options::hand_min` over
+/// cells at or above `Options::hand_grow`, largest first, each of at least
+/// `Options::hand_min_cells` cells.
 fn blobs(probs: &[f32], n: usize, opts: &Options) -> Vec<Vec<(usize, usize)>> {
     if n == 0 || probs.len() < n * n {
         return Vec::new();

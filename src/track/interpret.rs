@@ -42,8 +42,6 @@ pub enum Observation {
     Change {
         /// The square.
         sq: Square,
-        /// What stood there before.
-        from: Option<Piece>,
         /// What stands there now.
         to: Option<Piece>,
         /// The hand seen there.
@@ -134,7 +132,7 @@ impl Interpreter {
             out.push(Event { t, action, hand, conf: Some(conf) });
         };
         match obs {
-            Observation::Change { sq, to, hand, .. } => {
+            Observation::Change { sq, to, hand } => {
                 let from = self.board.piece_at(sq);
                 if let (Some(stood), Some(seen)) = (from, to)
                     && (stood.color == seen.color || !self.held.iter().any(|&(_, p, _, _)| p.color == seen.color))

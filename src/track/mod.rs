@@ -106,6 +106,7 @@ pub struct Tracker {
     /// Hands that left the board, waiting until the board around them is seen again.
     leaving: Vec<Left>,
     last_t: f64,
+    /// The player whose hands are expected next (see [`Tracker::expect`]).
     expected: Color,
 }
 
@@ -142,7 +143,7 @@ impl Tracker {
         self.squares.update(reading, &self.hands, &self.opts, &mut seen);
         for s in seen {
             match s {
-                Seen::Change { sq, from, to, t, hand } => self.interpreter.push(t, Observation::Change { sq, from, to, hand }),
+                Seen::Change { sq, to, t, hand } => self.interpreter.push(t, Observation::Change { sq, to, hand }),
                 Seen::Knock { sq, t, hand } => self.interpreter.push(t, Observation::Knock { sq, hand }),
             }
         }
@@ -165,8 +166,8 @@ impl Tracker {
     }
 
     /// The side whose hands are expected next over the board (the player to move, or the
-    /// opponent once the move stands on the board): a hand whose arm crosses a side edge is
-    /// taken to be that player's.
+    /// opponent once the move stands on the board): a new hand whose arm crosses a side edge is
+    /// taken to be that player's. White until told.
     pub fn expect(&mut self, side: Color) {
         self.expected = side;
     }

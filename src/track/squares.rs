@@ -30,8 +30,6 @@ pub enum Seen {
     Change {
         /// The square.
         sq: Square,
-        /// What stood there before.
-        from: Option<Piece>,
         /// What stands there now.
         to: Option<Piece>,
         /// When it happened, as best the readings tell.
@@ -175,7 +173,7 @@ impl Squares {
             let evidence = if class.is_none() { st.last_contact.or(st.last_near) } else { st.first_contact.or(st.last_near) };
             let when = evidence.map_or(first, |(at, _)| at.min(first)).max(st.confirmed);
             let hand = evidence.and_then(|s| s.1).or(near);
-            out.push(Seen::Change { sq, from: stable, to: class, t: when, hand });
+            out.push(Seen::Change { sq, to: class, t: when, hand });
             st.knocked = false;
             st.candidate = None;
             st.changed = when;
