@@ -11,6 +11,7 @@
 //! did it: between the last reading that confirmed the old piece and the first that showed the
 //! new one, the last contact (a piece leaving) or the first contact (a piece arriving) with a
 //! hand, or else the hand seen near the square; the hand is the one seen there then. A piece
+//! seen arriving while a hand still touches it was let go at the last contact. A piece
 //! that trusted readings, [`Options::knock_hold`] in a row, no longer recognise as any kind
 //! (best class under [`Options::knock_class_max`]) while the square clearly looks occupied, was
 //! displaced or toppled: a knock.
@@ -171,7 +172,12 @@ impl Squares {
             }
             // Leaving: the last grasp; arriving: the first touch down.
             let evidence = if class.is_none() { st.last_contact.or(st.last_near) } else { st.first_contact.or(st.last_near) };
-            let when = evidence.map_or(first, |(at, _)| at.min(first)).max(st.confirmed);
+            let when = match (class, st.last_contact) {
+                // Arriving, and still held after it was first seen: let go at the last contact.
+                (Some(_), Some((at, _))) if at > first => at,
+                _ => evidence.map_or(first, |(at, _)| at.min(first)),
+            }
+            .max(st.confirmed);
             let hand = evidence.and_then(|s| s.1).or(near);
             out.push(Seen::Change { sq, to: class, t: when, hand });
             st.knocked = false;
