@@ -1,13 +1,15 @@
 //! The game as standard PGN (export format): the seven-tag roster, SAN moves, and every ruling
-//! as a comment after the move it concerns, with its time. Written atomically, so a broadcast
-//! polling the file never reads half a game.
+//! as a comment after the move it concerns, with its time; a move standing on the board but not
+//! yet completed is shown last, marked so. Written atomically, so a broadcast polling the file
+//! never reads half a game.
 
 use std::fmt::Write as _;
 use std::io;
 use std::path::Path;
 
 use shakmaty::fen::Fen;
-use shakmaty::{Chess, Color, EnPassantMode, Position};
+use shakmaty::san::SanPlus;
+use shakmaty::{Chess, Color, EnPassantMode, Move, Position};
 
 use crate::rules::Record;
 
@@ -18,12 +20,14 @@ pub struct Game {
     moves: Vec<(String, Vec<String>)>,
     pending: Vec<String>,
     end: Chess,
+    /// A legal move the board shows, not yet completed.
+    standing: Option<Move>,
 }
 
 impl Game {
     /// A game starting from `start`.
     pub fn new(start: &Chess) -> Game {
-        Game { start: start.clone(), moves: Vec::new(), pending: Vec::new(), end: start.clone() }
+        Game { start: start.clone(), moves: Vec::new(), pending: Vec::new(), end: start.clone(), standing: None }
     }
 
     /// Takes one line of the engine's output into the game.
@@ -35,6 +39,7 @@ impl Game {
                 comments.append(&mut self.pending);
                 self.moves.push((m.san.clone(), comments));
                 self.end = position_after.clone();
+                self.standing = None;
             }
             Record::Ruling(r) => self.pending.push(format!(
                 "{:.1}s {} {} ({}): {}",
@@ -47,6 +52,15 @@ impl Game {
             Record::ClaimClosed(c) => self.pending.push(format!("{:.1}s 4.8: {}", c.t, c.text)),
             Record::Warning(_) => {}
         }
+    }
+
+    /// Shows `m`, a legal move standing on the board but not yet completed, after the recorded
+    /// moves (or nothing). Returns whether that changes the text.
+    pub fn show(&mut self, m: Option<Move>) -> bool {
+        let m = m.filter(|&m| self.end.is_legal(m));
+        let changed = m != self.standing;
+        self.standing = m;
+        changed
     }
 
     /// The result tag: decided only by checkmate or a drawn final position, else `*`.
@@ -91,6 +105,11 @@ impl Game {
                 number += 1;
             }
             turn = turn.other();
+        }
+        if let Some(m) = self.standing {
+            tokens.push(if turn == Color::White { format!("{number}.") } else { format!("{number}...") });
+            tokens.push(SanPlus::from_move(self.end.clone(), m).to_string());
+            comment("on the board, not yet completed", &mut tokens);
         }
         self.pending.iter().for_each(|c| comment(c, &mut tokens));
         tokens.push(result.to_string());
@@ -150,5 +169,26 @@ mod tests {
         assert!(pgn.contains("[Result \"0-1\"]"), "{pgn}");
         let flat = pgn.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(flat.ends_with("1. f3 { [%ts 1.0] } 1... e5 { [%ts 1.0] } 2. g4 { [%ts 1.0] } 2... Qh4# { [%ts 1.0] } 0-1"), "{pgn}");
+    }
+
+    #[test]
+    fn a_standing_move_shows_last_until_it_is_recorded() {
+        let start = Chess::default();
+        let mut game = Game::new(&start);
+        let e4 = Move::Normal { role: Role::Pawn, from: Square::E2, capture: None, to: Square::E4, promotion: None };
+        assert!(game.show(Some(e4)));
+        assert!(!game.show(Some(e4)), "the same move again changes nothing");
+        let flat = |g: &Game| g.to_pgn("test").split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(flat(&game).ends_with("1. e4 { on the board, not yet completed } *"), "{}", flat(&game));
+        // A move that is not legal in the recorded game is not shown.
+        let e5 = Move::Normal { role: Role::Pawn, from: Square::E7, capture: None, to: Square::E5, promotion: None };
+        assert!(game.show(Some(e5)));
+        assert!(flat(&game).ends_with("[Annotator \"touchmove\"] *"), "{}", flat(&game));
+        // Recorded, it is an ordinary move.
+        game.show(Some(e4));
+        let mut pos = start.clone();
+        let san = shakmaty::san::SanPlus::from_move_and_play_unchecked(&mut pos, e4).to_string();
+        game.record(&Record::Move(MoveRecord { t: 2.0, made_t: 1.5, ply: 1, side: Color::White, m: e4, san, fen: String::new() }), &pos);
+        assert!(flat(&game).ends_with("1. e4 { [%ts 2.0] } *"), "{}", flat(&game));
     }
 }

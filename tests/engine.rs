@@ -182,3 +182,21 @@ fn a_doubted_put_back_makes_the_lift_a_doubtful_touch() {
         assert_eq!(summary(&out), [format!("{verdict} 4.3.1"), "move d3".to_string()], "put back with conf {conf}");
     }
 }
+
+/// The move standing on the board is known before it is completed, and only while no piece of
+/// the mover's is in hand.
+#[test]
+fn the_standing_move_is_known_before_completion() {
+    let pos: Chess = ITALIAN.parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap();
+    let mut engine = Engine::new(pos, Options::default());
+    let mut out = Vec::new();
+    let standing = |engine: &Engine| engine.standing().map(|m| m.to_string());
+    assert_eq!(standing(&engine), None);
+    engine.apply(&Event::parse(r#"{"t":1.0,"hand":"w1","ev":"lift","sq":"d2"}"#, 1).unwrap(), &mut out);
+    assert_eq!(standing(&engine), None, "the pawn is in hand");
+    engine.apply(&Event::parse(r#"{"t":1.3,"hand":"w1","ev":"release","sq":"d3"}"#, 2).unwrap(), &mut out);
+    assert_eq!(standing(&engine).as_deref(), Some("d2-d3"));
+    assert!(out.iter().all(|r| !matches!(r, Record::Move(_))), "not completed yet: {out:?}");
+    engine.apply(&Event::parse(r#"{"t":3.0,"hand":"b1","ev":"lift","sq":"a7"}"#, 3).unwrap(), &mut out);
+    assert!(out.iter().any(|r| matches!(r, Record::Move(_))), "{out:?}");
+}

@@ -12,7 +12,8 @@ use crate::pipeline;
     about = "Watch a live camera or stream: rulings as they happen, a PGN a broadcast can poll",
     long_about = "Runs the monitor in real time on a camera (0, 1, ...), a stream URL (RTSP, HTTP) or a file played \
 as if live. Rulings and moves are printed on stdout as JSON Lines the moment they are decided; game.pgn in \
---out is rewritten atomically after every move (a broadcast polls it); the other outputs are those of \
+--out is rewritten atomically after every move (a broadcast polls it), and shows a move as soon as it stands on \
+the board, marked \"not yet completed\" until the opponent's first touch completes it; the other outputs are those of \
 `analyse`. When detection falls behind, the oldest frames are dropped and counted; a camera that drops out is \
 reopened every second. Ctrl-C stops and flushes everything.\n\n\
 Exit codes: 0 stopped, 1 a failure while running, 2 bad arguments or a source that cannot be opened.",

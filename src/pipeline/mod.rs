@@ -23,7 +23,7 @@ use std::time::Instant;
 
 use crossbeam_channel::bounded;
 use opencv::core::Mat;
-use shakmaty::{Board, Chess, Color, Position};
+use shakmaty::{Board, Chess, Color, Move, Position};
 
 use crate::board::Calibration;
 use crate::capture::{self, Capture, Policy, Source};
@@ -179,6 +179,8 @@ struct Outcome {
     records: Vec<Record>,
     /// The position after the records (for SAN and the PGN).
     position: Chess,
+    /// The legal move the pieces show, not yet completed (shown last in the PGN).
+    standing: Option<Move>,
     latency: Option<f64>,
 }
 
@@ -300,6 +302,7 @@ fn decide(
             events,
             records,
             position: engine.position().clone(),
+            standing: engine.standing(),
             latency,
         };
         last = Some((a.t, a.index));
@@ -330,6 +333,7 @@ fn decide(
             events,
             records,
             position: engine.position().clone(),
+            standing: None,
             latency: None,
         });
     }

@@ -1,8 +1,9 @@
 //! The pipeline's outputs, each written as it happens so a crash or Ctrl-C loses nothing
 //! already decided: `events.jsonl`, `rulings.jsonl`, `track.jsonl` (line-buffered and flushed
-//! every frame), `game.pgn` (rewritten atomically after every move), `evidence/` (a JPEG of
-//! the board at each ruling with the squares it rests on marked), `annotated.mp4` with
-//! `--overlay`, and `summary.json` at the end. With `echo` (live), moves and rulings also go to stdout.
+//! every frame), `game.pgn` (rewritten atomically after every move, and as soon as a move
+//! stands on the board, before it is completed), `evidence/` (a JPEG of the board at each ruling
+//! with the squares it rests on marked), `annotated.mp4` with `--overlay`, and `summary.json` at
+//! the end. With `echo` (live), moves and rulings also go to stdout.
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -135,7 +136,9 @@ impl Sinks {
             writeln!(self.track, "{}", json!({"frame": o.index, "t": o.t, "board": board, "hands": hands})).map_err(|e| output_error(&self.out.join("track.jsonl"), e))?;
         }
         let pgn = self.out.join("game.pgn");
-        if moved {
+        // A move standing on the board shows at once, before the opponent's touch completes it.
+        let shown = self.game.show(o.standing);
+        if moved || shown {
             self.game.write_atomic(&pgn, "touchmove").map_err(|e| output_error(&pgn, e))?;
         }
         for (w, name) in [(&mut self.events, "events.jsonl"), (&mut self.rulings, "rulings.jsonl"), (&mut self.track, "track.jsonl")] {

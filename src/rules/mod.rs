@@ -155,6 +155,16 @@ impl Engine {
         &self.pos
     }
 
+    /// The legal move the pieces show now, with no piece of the mover's in hand, before it is
+    /// completed (by the clock or the opponent's first touch): what a broadcast can show ahead
+    /// of the game record.
+    pub fn standing(&self) -> Option<Move> {
+        if self.phys.side_holds_own(self.pos.turn()) {
+            return None;
+        }
+        self.legal_result()
+    }
+
     /// Processes one event, appending what it causes to `out`.
     pub fn apply(&mut self, ev: &Event, out: &mut Vec<Record>) {
         self.last_t = self.last_t.max(ev.t);
