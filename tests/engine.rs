@@ -200,3 +200,25 @@ fn the_standing_move_is_known_before_completion() {
     engine.apply(&Event::parse(r#"{"t":3.0,"hand":"b1","ev":"lift","sq":"a7"}"#, 3).unwrap(), &mut out);
     assert!(out.iter().any(|r| matches!(r, Record::Move(_))), "{out:?}");
 }
+
+/// Without a declaration channel, a piece touched first in doubt (0.5) and then surely (0.9) was
+/// touched: the judgement hangs only on whether "j'adoube" was said, not on the first contact.
+#[test]
+fn a_doubtful_contact_then_a_sure_one_leaves_only_the_declaration_in_doubt() {
+    let pos: Chess = ITALIAN.parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap();
+    let mut engine = Engine::new(pos, Options::default());
+    let mut out = Vec::new();
+    let lines = [
+        r#"{"t":0.45,"hand":"w1","ev":"touch","sq":"f3","conf":0.5}"#,
+        r#"{"t":2.35,"hand":"w1","ev":"touch","sq":"f3","conf":0.9}"#,
+        r#"{"t":3.6,"hand":"w1","ev":"lift","sq":"d2","conf":0.95}"#,
+        r#"{"t":5.0,"hand":"w1","ev":"release","sq":"d3","conf":0.95}"#,
+    ];
+    for (i, line) in lines.iter().enumerate() {
+        engine.apply(&Event::parse(line, i + 1).unwrap(), &mut out);
+    }
+    engine.finish(&mut out);
+    assert_eq!(summary(&out), ["judgement 4.3.1", "move d3"]);
+    let Record::Ruling(r) = &out[0] else { unreachable!() };
+    assert!(r.text.contains("said \"j'adoube\" before touching the knight on f3") && !r.text.contains("accidental"), "{}", r.text);
+}

@@ -381,8 +381,14 @@ impl Engine {
         self.turn.declared = false;
         let Some(origin) = p.origin else { return };
         if let Some(earlier) = self.turn.touches.iter_mut().find(|t| t.touched.origin == origin) {
-            if earlier.doubt.is_some() && earlier.sure_from.is_none() && doubt.is_none() {
-                earlier.sure_from = Some(ev.t);
+            if earlier.sure_from.is_none() {
+                match (earlier.doubt, doubt) {
+                    (Some(_), None) => earlier.sure_from = Some(ev.t),
+                    // A contact in doubt, then one surely made: the piece was touched, and only
+                    // a "j'adoube" can have excused it.
+                    (Some(Doubt::LowConfidence(_)), Some(Doubt::Undeclared)) => earlier.doubt = Some(Doubt::Undeclared),
+                    _ => {}
+                }
             }
             return;
         }
