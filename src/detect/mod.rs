@@ -146,7 +146,7 @@ impl Model {
         let (pieces, cover, contact, mut hands) = (extract("pieces")?, extract("cover")?, extract("contact")?, extract("hands")?);
         let cells = hands.len() / 2;
         let cells_side = (cells as f64).sqrt() as usize;
-        if pieces.len() != 64 * CLASSES || cover.len() != 64 || contact.len() != 64 || cells_side * cells_side != cells || !cells_side.is_multiple_of(9) {
+        if pieces.len() != 64 * CLASSES || cover.len() != 64 || contact.len() != 64 || cells_side == 0 || cells_side * cells_side != cells || !cells_side.is_multiple_of(9) {
             return Err(DetectError::Run("the model's outputs have unexpected sizes".into()));
         }
         let squares = std::array::from_fn(|sq| {
