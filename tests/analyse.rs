@@ -91,6 +91,35 @@ fn a_knocked_piece_set_upright_is_no_breach() {
 }
 
 #[test]
+fn clean_clips_give_their_moves_and_no_ruling() {
+    for (clip, want) in [
+        ("clean-castling", &["e1g1", "e8c8"][..]),
+        ("clean-enpassant-capture", &["e5d6", "c7d6"][..]),
+        ("adjust-declared", &["e1g1"][..]),
+    ] {
+        let a = analyse(clip, false);
+        assert_eq!(moves(&a), want, "{clip}");
+        assert_eq!(rulings(&a), [], "{clip}");
+    }
+}
+
+#[test]
+fn a_two_handed_capture_is_an_illegal_move() {
+    let a = analyse("two-hands-capture", false);
+    assert_eq!(moves(&a), ["c4f7"]);
+    assert_eq!(rulings(&a), [ruling("illegal", "7.5.4", "w")]);
+}
+
+#[test]
+fn a_breach_whose_article_hangs_on_a_doubtful_contact_is_left_to_the_arbiter() {
+    // The bishop lifted and put back is sure; its graze of Black's f7 pawn is not: 4.3.3 if it
+    // was deliberate, else 4.3.1.
+    let a = analyse("touch-both-4.3.3", false);
+    assert_eq!(moves(&a), ["e1g1"]);
+    assert_eq!(rulings(&a), [ruling("judgement", "4.3.3", "w")]);
+}
+
+#[test]
 fn a_missing_video_is_bad_input() {
     let out = Command::new(env!("CARGO_BIN_EXE_touchmove"))
         .args(["analyse", "no-such.mp4", "--calibration", "fixtures/clips/touch-own-4.3.1/calibration.json", "--out", "/tmp/x"])
