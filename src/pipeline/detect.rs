@@ -1,5 +1,6 @@
-//! The detect stage: warps each frame to the board, skips the model where nothing moved,
-//! watches for the board or camera moving, and runs the model.
+//! The detect stage: glances at each frame through a small warp to skip the model where nothing
+//! moved, warps in full the frames the model, the overlay or the evidence need, watches for the
+//! board or camera moving, and runs the model.
 
 use crossbeam_channel::{Receiver, Sender};
 
