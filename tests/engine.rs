@@ -6,7 +6,8 @@ use shakmaty::{CastlingMode, Chess};
 use touchmove::events::Event;
 use touchmove::rules::{Engine, Options, Record};
 
-/// Runs events written one a line as `t hand ev [sq] [piece]`, e.g. `3 w1 place e8 Q`.
+/// Runs events written one a line as `t hand ev [sq] [piece] [conf=C]`, e.g. `3 w1 place e8 Q`
+/// or `1 w1 touch g2 conf=0.5`.
 fn run(fen: &str, opts: Options, script: &str) -> Vec<Record> {
     let pos: Chess = fen.parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap();
     let mut engine = Engine::new(pos, opts);
@@ -14,11 +15,15 @@ fn run(fen: &str, opts: Options, script: &str) -> Vec<Record> {
     for (i, line) in script.lines().map(str::trim).filter(|l| !l.is_empty()).enumerate() {
         let w: Vec<&str> = line.split_whitespace().collect();
         let mut json = format!(r#"{{"t":{},"hand":"{}","ev":"{}""#, w[0], w[1], w[2]);
-        if let Some(sq) = w.get(3) {
+        let (conf, args): (Vec<&str>, Vec<&str>) = w[3..].iter().partition(|a| a.starts_with("conf="));
+        if let Some(sq) = args.first() {
             json.push_str(&format!(r#","sq":"{sq}""#));
         }
-        if let Some(piece) = w.get(4) {
+        if let Some(piece) = args.get(1) {
             json.push_str(&format!(r#","piece":"{piece}""#));
+        }
+        if let Some(c) = conf.first() {
+            json.push_str(&format!(r#","conf":{}"#, &c["conf=".len()..]));
         }
         json.push('}');
         engine.apply(&Event::parse(&json, i + 1).unwrap(), &mut out);
@@ -111,22 +116,14 @@ fn a_doubtful_touch_gives_a_judgement_naming_the_doubt() {
 /// only ruling left rests on the doubtful pawn touch, so it is a judgement.
 #[test]
 fn a_doubtful_touch_is_made_certain_by_the_lift() {
-    let fen = "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4";
-    let pos: Chess = fen.parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap();
-    let mut engine = Engine::new(pos, Options { declarations: true, ..Options::default() });
-    let mut out = Vec::new();
-    let lines = [
-        r#"{"t":1.0,"hand":"w1","ev":"touch","sq":"g2","conf":0.5}"#,
-        r#"{"t":2.35,"hand":"w1","ev":"touch","sq":"e1","conf":0.55}"#,
-        r#"{"t":3.55,"hand":"w1","ev":"lift","sq":"e1","conf":0.95}"#,
-        r#"{"t":3.7,"hand":"w1","ev":"release","sq":"g1","conf":0.95}"#,
-        r#"{"t":5.2,"hand":"w1","ev":"lift","sq":"h1","conf":0.95}"#,
-        r#"{"t":5.35,"hand":"w1","ev":"release","sq":"f1","conf":0.95}"#,
-    ];
-    for (i, line) in lines.iter().enumerate() {
-        engine.apply(&Event::parse(line, i + 1).unwrap(), &mut out);
-    }
-    engine.finish(&mut out);
+    let script = "
+        1.0 w1 touch g2 conf=0.5
+        2.35 w1 touch e1 conf=0.55
+        3.55 w1 lift e1 conf=0.95
+        3.7 w1 release g1 conf=0.95
+        5.2 w1 lift h1 conf=0.95
+        5.35 w1 release f1 conf=0.95";
+    let out = run(ITALIAN, Options { declarations: true, ..Options::default() }, script);
     assert_eq!(summary(&out), ["judgement 4.3.1", "move O-O"]);
     let Record::Ruling(r) = &out[0] else { unreachable!() };
     assert!(r.text.contains("pawn on g2 was accidental") && !r.text.contains("king on e1 was accidental"), "{}", r.text);
@@ -138,22 +135,15 @@ fn a_doubtful_touch_is_made_certain_by_the_lift() {
 /// the stricter reading and says what is certain.
 #[test]
 fn a_certain_breach_whose_article_hangs_on_a_doubtful_touch_is_a_judgement() {
-    let pos: Chess = ITALIAN.parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap();
-    let mut engine = Engine::new(pos, Options { declarations: true, ..Options::default() });
-    let mut out = Vec::new();
-    let lines = [
-        r#"{"t":1.2,"hand":"w1","ev":"lift","sq":"c4","conf":0.95}"#,
-        r#"{"t":1.7,"hand":"w1","ev":"contact","sq":"f7","conf":0.5}"#,
-        r#"{"t":3.4,"hand":"w1","ev":"release","sq":"c4","conf":0.95}"#,
-        r#"{"t":4.7,"hand":"w1","ev":"lift","sq":"e1","conf":0.95}"#,
-        r#"{"t":4.85,"hand":"w1","ev":"release","sq":"g1","conf":0.95}"#,
-        r#"{"t":6.5,"hand":"w1","ev":"lift","sq":"h1","conf":0.95}"#,
-        r#"{"t":6.6,"hand":"w1","ev":"release","sq":"f1","conf":0.95}"#,
-    ];
-    for (i, line) in lines.iter().enumerate() {
-        engine.apply(&Event::parse(line, i + 1).unwrap(), &mut out);
-    }
-    engine.finish(&mut out);
+    let script = "
+        1.2 w1 lift c4 conf=0.95
+        1.7 w1 contact f7 conf=0.5
+        3.4 w1 release c4 conf=0.95
+        4.7 w1 lift e1 conf=0.95
+        4.85 w1 release g1 conf=0.95
+        6.5 w1 lift h1 conf=0.95
+        6.6 w1 release f1 conf=0.95";
+    let out = run(ITALIAN, Options { declarations: true, ..Options::default() }, script);
     assert_eq!(summary(&out), ["judgement 4.3.3", "move O-O"]);
     let Record::Ruling(r) = &out[0] else { unreachable!() };
     assert_eq!(r.required.iter().map(|m| m.to_string()).collect::<Vec<_>>(), ["Bc4xf7"]);
@@ -166,19 +156,14 @@ fn a_certain_breach_whose_article_hangs_on_a_doubtful_touch_is_a_judgement() {
 #[test]
 fn a_doubted_put_back_makes_the_lift_a_doubtful_touch() {
     for (conf, verdict) in [(0.5, "judgement"), (0.95, "violation")] {
-        let pos: Chess = ITALIAN.parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap();
-        let mut engine = Engine::new(pos, Options { declarations: true, ..Options::default() });
-        let mut out = Vec::new();
-        let lines = [
-            r#"{"t":1.0,"hand":"w1","ev":"lift","sq":"a2","conf":0.95}"#.to_string(),
-            format!(r#"{{"t":1.2,"hand":"w1","ev":"release","sq":"a2","conf":{conf}}}"#),
-            r#"{"t":2.0,"hand":"w1","ev":"lift","sq":"d2","conf":0.95}"#.to_string(),
-            r#"{"t":2.3,"hand":"w1","ev":"release","sq":"d3","conf":0.95}"#.to_string(),
-        ];
-        for (i, line) in lines.iter().enumerate() {
-            engine.apply(&Event::parse(line, i + 1).unwrap(), &mut out);
-        }
-        engine.finish(&mut out);
+        let script = format!(
+            "
+            1.0 w1 lift a2 conf=0.95
+            1.2 w1 release a2 conf={conf}
+            2.0 w1 lift d2 conf=0.95
+            2.3 w1 release d3 conf=0.95"
+        );
+        let out = run(ITALIAN, Options { declarations: true, ..Options::default() }, &script);
         assert_eq!(summary(&out), [format!("{verdict} 4.3.1"), "move d3".to_string()], "put back with conf {conf}");
     }
 }
@@ -205,19 +190,12 @@ fn the_standing_move_is_known_before_completion() {
 /// touched: the judgement hangs only on whether "j'adoube" was said, not on the first contact.
 #[test]
 fn a_doubtful_contact_then_a_sure_one_leaves_only_the_declaration_in_doubt() {
-    let pos: Chess = ITALIAN.parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap();
-    let mut engine = Engine::new(pos, Options::default());
-    let mut out = Vec::new();
-    let lines = [
-        r#"{"t":0.45,"hand":"w1","ev":"touch","sq":"f3","conf":0.5}"#,
-        r#"{"t":2.35,"hand":"w1","ev":"touch","sq":"f3","conf":0.9}"#,
-        r#"{"t":3.6,"hand":"w1","ev":"lift","sq":"d2","conf":0.95}"#,
-        r#"{"t":5.0,"hand":"w1","ev":"release","sq":"d3","conf":0.95}"#,
-    ];
-    for (i, line) in lines.iter().enumerate() {
-        engine.apply(&Event::parse(line, i + 1).unwrap(), &mut out);
-    }
-    engine.finish(&mut out);
+    let script = "
+        0.45 w1 touch f3 conf=0.5
+        2.35 w1 touch f3 conf=0.9
+        3.6 w1 lift d2 conf=0.95
+        5.0 w1 release d3 conf=0.95";
+    let out = run(ITALIAN, Options::default(), script);
     assert_eq!(summary(&out), ["judgement 4.3.1", "move d3"]);
     let Record::Ruling(r) = &out[0] else { unreachable!() };
     assert!(r.text.contains("said \"j'adoube\" before touching the knight on f3") && !r.text.contains("accidental"), "{}", r.text);
