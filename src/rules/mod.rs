@@ -494,7 +494,7 @@ impl Engine {
     /// The obligation of the move in progress, from every touch.
     fn obligation(&self) -> Obligation {
         let touches: Vec<Touched> = self.turn.touches.iter().map(|t| t.touched).collect();
-        obligation::with_commitments(&self.pos, obligation::from_touches(&self.pos, &touches), &self.turn.commitments)
+        self.obligation_of(&touches)
     }
 
     /// The obligation from the touches that are certain, each from when it became certain (a
@@ -511,12 +511,18 @@ impl Engine {
             })
             .collect();
         touches.sort_by(|a, b| a.t.total_cmp(&b.t));
-        obligation::with_commitments(&self.pos, obligation::from_touches(&self.pos, &touches), &self.turn.commitments)
+        self.obligation_of(&touches)
+    }
+
+    /// The obligation from `touches` (in time order) and the move's commitments.
+    fn obligation_of(&self, touches: &[Touched]) -> Obligation {
+        obligation::with_commitments(&self.pos, obligation::from_touches(&self.pos, touches), &self.turn.commitments)
     }
 
     /// A move was made: does it meet Article 4?
     fn judge_made(&mut self, made: Made, out: &mut Vec<Record>) {
         let all = self.obligation();
+        let Obligation::Only(article, allowed) = &all else { return };
         if all.allows(made.m) {
             return;
         }
@@ -525,37 +531,28 @@ impl Engine {
         // Breached for certain, and the doubtful touches do not change what the Law requires:
         // a violation. Breached only if a doubtful touch was deliberate, or breached for certain
         // but the article and the move required hang on a doubtful touch: the arbiter decides.
-        let sure_breach = match &certain {
-            Obligation::Only(article, allowed) if !certain.allows(made.m) => Some((self.label(*article, made.m), allowed.clone())),
-            _ => None,
-        };
-        let (verdict, ob) = match &sure_breach {
-            Some(_) if certain == all => (Verdict::Violation, certain),
-            _ => (Verdict::Judgement, all),
-        };
-        let Obligation::Only(article, allowed) = ob else { return };
-        let article = self.label(article, made.m);
+        let verdict = if certain == all { Verdict::Violation } else { Verdict::Judgement };
+        let article = self.label(*article, made.m);
         let mut text = format!(
             "{} {}, then played {}: {}.",
             describe::side(me),
             self.touched_summary(made.m),
             describe::san(&self.pos, made.m),
-            self.law(article, &allowed)
+            self.law(article, allowed)
         );
-        match (verdict, sure_breach) {
-            (Verdict::Judgement, Some((sure_article, sure_allowed))) => {
-                text.push_str(&format!(
+        if verdict == Verdict::Judgement {
+            match &certain {
+                Obligation::Only(sure_article, sure_allowed) if !certain.allows(made.m) => text.push_str(&format!(
                     " A breach is certain from the sure touches alone ({}); which of the two applies hangs on whether {}: the arbiter decides.",
-                    self.law(sure_article, &sure_allowed),
+                    self.law(self.label(*sure_article, made.m), sure_allowed),
                     self.doubts().join(", or whether ")
-                ));
+                )),
+                _ => text.push_str(&format!(" The arbiter decides: there is no breach if {}.", self.doubts().join(", or if "))),
             }
-            (Verdict::Judgement, None) => text.push_str(&format!(" The arbiter decides: there is no breach if {}.", self.doubts().join(", or if "))),
-            _ => {}
         }
         let mut ev: Vec<Evidence> = self.turn.touches.iter().map(|t| t.evidence).collect();
         ev.push(made.evidence);
-        self.rule(made.t, verdict, article, me, allowed, text, ev, out);
+        self.rule(made.t, verdict, article, me, allowed.clone(), text, ev, out);
     }
 
     /// 4.3.3 is named only when an own piece was touched besides the piece(s) the player went
@@ -611,11 +608,9 @@ impl Engine {
         self.turn
             .touches
             .iter()
+            .filter(|t| t.sure_from.is_none())
             .filter_map(|t| {
                 let what = format!("{} on {}", describe::piece(t.touched.piece, me), t.touched.origin);
-                if t.sure_from.is_some() {
-                    return None;
-                }
                 match t.doubt? {
                     Doubt::Undeclared => Some(format!("{} said \"j'adoube\" before touching {what}", describe::side(me))),
                     Doubt::LowConfidence(c) => Some(format!("the contact with {what} was accidental (tracker confidence {c:.2})")),
