@@ -91,15 +91,11 @@ impl Game {
         let mut tokens: Vec<String> = Vec::new();
         let mut number = self.start.fullmoves().get();
         let mut turn = self.start.turn();
-        let mut need_number = true;
+        // Every move carries its time as a comment, so each is numbered, Black's as "N...".
+        let numbered = |number: u32, turn: Color| if turn == Color::White { format!("{number}.") } else { format!("{number}...") };
         for (san, comments) in &self.moves {
-            if turn == Color::White {
-                tokens.push(format!("{number}."));
-            } else if need_number {
-                tokens.push(format!("{number}..."));
-            }
+            tokens.push(numbered(number, turn));
             tokens.push(san.clone());
-            need_number = !comments.is_empty();
             comments.iter().for_each(|c| comment(c, &mut tokens));
             if turn == Color::Black {
                 number += 1;
@@ -107,7 +103,7 @@ impl Game {
             turn = turn.other();
         }
         if let Some(m) = self.standing {
-            tokens.push(if turn == Color::White { format!("{number}.") } else { format!("{number}...") });
+            tokens.push(numbered(number, turn));
             tokens.push(SanPlus::from_move(self.end.clone(), m).to_string());
             comment("on the board, not yet completed", &mut tokens);
         }

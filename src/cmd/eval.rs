@@ -16,7 +16,6 @@ use super::Exit;
 use crate::board::{Calibration, Found, Px, WhiteEdge};
 use crate::capture::Source;
 use crate::eval::labels::{CalibrationSource, Labels};
-use crate::events::Event;
 use crate::pipeline::{self, Config};
 use crate::rules;
 use crate::eval::predicted::Predicted;
@@ -161,7 +160,7 @@ pub fn run(args: &Args, out: &mut impl Write) -> Exit {
 fn analyse(labels: &Labels, dir: &Path, out: &Path, model: &Path) -> Result<Predicted, String> {
     let video = labels.video.clone();
     let calibration = match &labels.calibration {
-        Some(CalibrationSource::File(path)) => Calibration::load(&dir.join(path)).map_err(|e| e.to_string())?,
+        Some(CalibrationSource::File(path)) => Calibration::load(path).map_err(|e| e.to_string())?,
         Some(CalibrationSource::Corners(c)) => {
             let size = image_size(&video)?;
             let corners = c.map(|[x, y]| Px { x, y });
@@ -170,27 +169,13 @@ fn analyse(labels: &Labels, dir: &Path, out: &Path, model: &Path) -> Result<Pred
         None => return Err(format!("{}: no calibration or corners in the labels (finding the board in a clip is `touchmove calibrate`'s job: run it and name the file)", dir.display())),
     };
     let start = labels.fen.clone().into_position::<Chess>(CastlingMode::Standard).map_err(|e| format!("{}: fen: {e}", dir.display()))?;
-    let declarations = declarations(&dir.join("labels.json"))?;
     let config = Config {
         rules: rules::Options { clock: false, declarations: true, ..rules::Options::default() },
-        declarations,
+        declarations: labels.declarations.clone(),
         ..Config::offline(Source::File(video), calibration, model.to_owned(), start, out.to_owned())
     };
     pipeline::run(&config, Arc::new(AtomicBool::new(false)), &mut |_| {}).map_err(|e| format!("{}: {e}", dir.display()))?;
     Predicted::load(out)
-}
-
-/// The labelled `adjust` events of a clip's labels file.
-fn declarations(labels: &Path) -> Result<Vec<Event>, String> {
-    let text = std::fs::read_to_string(labels).map_err(|e| format!("{}: {e}", labels.display()))?;
-    let doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", labels.display()))?;
-    let mut out = Vec::new();
-    for (i, ev) in doc["events"].as_array().into_iter().flatten().enumerate() {
-        if ev["ev"] == "adjust" {
-            out.push(Event::parse(&ev.to_string(), i + 1).map_err(|e| format!("{}: events[{i}]: {e}", labels.display()))?);
-        }
-    }
-    Ok(out)
 }
 
 /// Width and height of a video's frames.

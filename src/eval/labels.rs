@@ -109,6 +109,9 @@ pub struct Labels {
     /// The physical events a tracker should report: the script's, without `press` (the clock is
     /// out of view) and `adjust` (a spoken declaration).
     pub events: Option<Vec<FramedEvent>>,
+    /// The spoken declarations ("j'adoube"): the script's `adjust` events, which stand for an
+    /// audio channel when the clip is run.
+    pub declarations: Vec<Event>,
     /// The moves, in order.
     pub moves: Option<Vec<ExpectedMove>>,
     /// The rulings; `Some(empty)` means none are due, `None` that rulings are not labelled.
@@ -198,7 +201,9 @@ fn rendered(dir: &Path, name: String, value: Value) -> Result<Labels, String> {
     let raw: RawRendered = serde_json::from_value(value).map_err(|e| e.to_string())?;
     let fen = parse_fen(&raw.fen)?;
     check_fps(raw.fps)?;
-    let events = visible(parse_events(&raw.events)?);
+    let all = parse_events(&raw.events)?;
+    let declarations = declarations(&all);
+    let events = visible(all);
     let (moves, rulings) = match raw.rules {
         None => (None, None),
         Some(records) => {
@@ -215,6 +220,7 @@ fn rendered(dir: &Path, name: String, value: Value) -> Result<Labels, String> {
         fps: Some(raw.fps),
         duration: Some(raw.n_frames as f64 / raw.fps),
         events: Some(events),
+        declarations,
         moves,
         rulings,
         frames: Some(parse_frames(raw.frames)?),
@@ -240,6 +246,8 @@ fn partial(dir: &Path, name: String, value: Value) -> Result<Labels, String> {
         .rulings
         .map(|rs| rs.into_iter().enumerate().map(|(i, r)| parse_ruling(i, r)).collect::<Result<Vec<_>, _>>())
         .transpose()?;
+    let all = raw.events.map(|e| parse_events(&e)).transpose()?;
+    let declarations = all.as_deref().map(declarations).unwrap_or_default();
     Ok(Labels {
         name,
         format: Format::Partial,
@@ -248,7 +256,8 @@ fn partial(dir: &Path, name: String, value: Value) -> Result<Labels, String> {
         fen,
         fps: raw.fps,
         duration: raw.duration,
-        events: raw.events.map(|e| parse_events(&e).map(visible)).transpose()?,
+        events: all.map(visible),
+        declarations,
         moves,
         rulings,
         frames: raw.frames.map(parse_frames).transpose()?,
@@ -293,6 +302,10 @@ fn parse_events(values: &[Value]) -> Result<Vec<FramedEvent>, String> {
 /// clock presses (the clock is out of view) nor declarations (spoken).
 pub fn is_scored(action: &Action) -> bool {
     !matches!(action, Action::Press | Action::Adjust)
+}
+
+fn declarations(events: &[FramedEvent]) -> Vec<Event> {
+    events.iter().filter(|e| e.event.action == Action::Adjust).map(|e| e.event).collect()
 }
 
 fn visible(events: Vec<FramedEvent>) -> Vec<FramedEvent> {

@@ -255,12 +255,7 @@ pub fn run(config: &Config, stop: Arc<AtomicBool>, progress: &mut dyn FnMut(&Pro
 /// The side whose hands come next: the player to move, or the opponent once the board shows
 /// a legal move of the player to move.
 fn expected_side(pos: &Chess, board: &Board) -> Color {
-    let moved = pos.legal_moves().iter().any(|&m| {
-        let mut after = pos.clone();
-        after.play_unchecked(m);
-        after.board() == board
-    });
-    if moved { pos.turn().other() } else { pos.turn() }
+    if rules::move_shown(pos, board).is_some() { pos.turn().other() } else { pos.turn() }
 }
 
 /// The tracker and the rule engine, frame by frame.

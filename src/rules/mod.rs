@@ -12,7 +12,7 @@ pub mod record;
 
 use shakmaty::fen::Fen;
 use shakmaty::san::SanPlus;
-use shakmaty::{ByColor, CastlingMode, Chess, Color, EnPassantMode, FromSetup, Move, Piece, Position, Role, Square};
+use shakmaty::{Board, ByColor, CastlingMode, Chess, Color, EnPassantMode, FromSetup, Move, Piece, Position, Role, Square};
 
 use crate::events::{Action, Event, Hand};
 use obligation::{Commitment, Obligation, Touched};
@@ -474,21 +474,7 @@ impl Engine {
 
     /// The legal move whose result is the board as it stands, if any.
     fn legal_result(&self) -> Option<Move> {
-        let (now, before) = (self.phys.board(), self.pos.board());
-        let mut changed = now.occupied() ^ before.occupied();
-        for color in Color::ALL {
-            changed |= now.by_color(color) ^ before.by_color(color);
-        }
-        for role in Role::ALL {
-            changed |= now.by_role(role) ^ before.by_role(role);
-        }
-        self.pos.legal_moves().into_iter().find(|&m| {
-            m.from().is_some_and(|f| changed.contains(f)) && changed.contains(m.to()) && {
-                let mut after = self.pos.clone();
-                after.play_unchecked(m);
-                after.board() == now
-            }
-        })
+        move_shown(&self.pos, self.phys.board())
     }
 
     /// The obligation of the move in progress, from every touch.
@@ -936,6 +922,26 @@ enum Attempt {
 }
 
 /// Whether `m` moves the piece that stood on `sq` (for castling, the king or the rook).
+
+/// The legal move of `pos` whose result is `board`, if any: only moves whose origin and
+/// destination changed are tried.
+pub fn move_shown(pos: &Chess, board: &Board) -> Option<Move> {
+    let before = pos.board();
+    let mut changed = board.occupied() ^ before.occupied();
+    for color in Color::ALL {
+        changed |= board.by_color(color) ^ before.by_color(color);
+    }
+    for role in Role::ALL {
+        changed |= board.by_role(role) ^ before.by_role(role);
+    }
+    pos.legal_moves().into_iter().find(|&m| {
+        m.from().is_some_and(|f| changed.contains(f)) && changed.contains(m.to()) && {
+            let mut after = pos.clone();
+            after.play_unchecked(m);
+            after.board() == board
+        }
+    })
+}
 fn moves_piece(m: Move, sq: Square) -> bool {
     m.from() == Some(sq) || matches!(m, Move::Castle { rook, .. } if rook == sq)
 }
