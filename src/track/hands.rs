@@ -38,6 +38,11 @@ pub struct Track {
 }
 
 impl Track {
+    /// How many of `cells` it covers.
+    fn overlap(&self, cells: &[(usize, usize)]) -> usize {
+        cells.iter().filter(|c| self.cells.binary_search(c).is_ok()).count()
+    }
+
     /// The distance, in squares, from the centre of `sq` to the nearest cell of the track, on a
     /// map with `map`'s geometry.
     pub fn distance(&self, map: &HandMap, sq: Square) -> f32 {
@@ -136,7 +141,7 @@ impl Hands {
                 // An arm from the other half of the edge is the other hand.
                 .filter(|(_, tr)| arm.is_none() || tr.arm.is_none() || tr.arm == arm)
                 .map(|(i, tr)| {
-                    let overlap = cells.iter().filter(|c| tr.cells.binary_search(c).is_ok()).count();
+                    let overlap = tr.overlap(&cells);
                     let dist = distance(centroid(&tr.cells), centre);
                     (i, overlap, dist)
                 })
@@ -235,7 +240,7 @@ fn blobs_by_side(map: &HandMap, tracks: &[Track], expected: Color, opts: &Option
         let overlapped = || {
             tracks
                 .iter()
-                .map(|tr| (tr.hand.side, cells.iter().filter(|c| tr.cells.binary_search(c).is_ok()).count()))
+                .map(|tr| (tr.hand.side, tr.overlap(&cells)))
                 .filter(|&(_, n)| n > 0)
                 .max_by_key(|&(_, n)| n)
                 .map(|(side, _)| side == Color::White)

@@ -69,14 +69,24 @@ pub enum Observation {
     Left(Hand),
 }
 
+/// A piece in a hand.
+#[derive(Clone, Copy, Debug)]
+struct Held {
+    hand: Hand,
+    piece: Piece,
+    /// The square it was lifted from, and when.
+    from: Square,
+    at: f64,
+}
+
 /// The waiting observations and what the hands hold.
 #[derive(Clone, Debug)]
 pub struct Interpreter {
     waiting: Vec<(f64, u64, Observation)>,
     seq: u64,
     board: Board,
-    /// What each hand holds, with the square and time it was lifted from.
-    held: Vec<(Hand, Piece, Square, f64)>,
+    /// What the hands hold.
+    held: Vec<Held>,
     last_hand: Option<Hand>,
     last_t: f64,
 }
@@ -108,7 +118,7 @@ impl Interpreter {
             // lift first.
             if let Observation::Change { sq, to: Some(seen), .. } = obs
                 && self.board.piece_at(sq).is_none()
-                && !self.held.iter().any(|&(_, p, _, _)| p.color == seen.color)
+                && !self.holds(seen.color)
             {
                 let lift = |w: &(f64, u64, Observation)| {
                     w.0 <= t + LIFT_LATE_S
@@ -135,7 +145,7 @@ impl Interpreter {
             Observation::Change { sq, to, hand } => {
                 let from = self.board.piece_at(sq);
                 if let (Some(stood), Some(seen)) = (from, to)
-                    && (stood.color == seen.color || !self.held.iter().any(|&(_, p, _, _)| p.color == seen.color))
+                    && (stood.color == seen.color || !self.holds(seen.color))
                 {
                     // The same colour again, or a piece turned the other colour while no hand
                     // held one of that colour: the model misread the piece, which never moved.
@@ -156,7 +166,7 @@ impl Interpreter {
                 match (from, to) {
                     (Some(piece), None) => {
                         let hand = self.hand_or_guess(hand, piece.color);
-                        self.held.push((hand, piece, sq, t));
+                        self.held.push(Held { hand, piece, from: sq, at: t });
                         emit(hand, Action::Lift(sq), BOARD_CONF, out);
                     }
                     (_, Some(seen)) => {
@@ -166,12 +176,12 @@ impl Interpreter {
                         let holder = self
                             .held
                             .iter()
-                            .rposition(|&(h, p, _, _)| Some(h) == hand && p.color == seen.color)
-                            .or_else(|| self.held.iter().rposition(|&(h, p, _, _)| p.color == seen.color && h.side == seen.color))
-                            .or_else(|| self.held.iter().rposition(|&(_, p, _, _)| p.color == seen.color));
+                            .rposition(|h| Some(h.hand) == hand && h.piece.color == seen.color)
+                            .or_else(|| self.held.iter().rposition(|h| h.piece.color == seen.color && h.hand.side == seen.color))
+                            .or_else(|| self.held.iter().rposition(|h| h.piece.color == seen.color));
                         match holder {
                             Some(i) => {
-                                let (holder, held, from, lifted) = self.held.remove(i);
+                                let Held { hand: holder, piece: held, from, at: lifted } = self.held.remove(i);
                                 self.last_hand = Some(holder);
                                 if held.role == Role::Pawn && seen.role != Role::Pawn && sq.rank() == held.color.other().backrank() {
                                     // Promotion: the pawn went aside and the new piece stands there.
@@ -199,7 +209,7 @@ impl Interpreter {
                 let hand = self.hand_or_guess(hand, piece.color);
                 let action = if brush {
                     Action::Brush(sq)
-                } else if self.held.iter().any(|&(h, _, _, _)| h == hand) {
+                } else if self.held.iter().any(|h| h.hand == hand) {
                     Action::Contact { sq, piece: None }
                 } else {
                     Action::Touch(sq)
@@ -212,13 +222,18 @@ impl Interpreter {
                 emit(hand, Action::Knock(sq), KNOCK_CONF, out);
             }
             Observation::Left(hand) => {
-                let n = self.held.iter().filter(|&&(h, _, _, _)| h == hand).count();
-                self.held.retain(|&(h, _, _, _)| h != hand);
+                let n = self.held.iter().filter(|h| h.hand == hand).count();
+                self.held.retain(|h| h.hand != hand);
                 for _ in 0..n {
                     emit(hand, Action::Remove(None), BOARD_CONF, out);
                 }
             }
         }
+    }
+
+    /// Whether a hand holds a piece of `color`.
+    fn holds(&self, color: Color) -> bool {
+        self.held.iter().any(|h| h.piece.color == color)
     }
 
     /// The hand seen, else the last hand that acted, else the first hand of `side`.

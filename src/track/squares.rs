@@ -129,7 +129,7 @@ impl Squares {
             // What a square holds is read as empty / White / Black: the model tells those apart
             // far better than piece kinds, and a piece's kind is known from where it came from.
             let (kind, p) = best_kind(r);
-            let doubtful_kind = best(&r.classes).1 < opts.knock_class_max;
+            let doubtful_kind = r.best().1 < opts.knock_class_max;
             if p < opts.class_min || (stable.is_some() && kind == kind_of(stable) && doubtful_kind) {
                 st.candidate = None;
                 if stable.is_some() && r.occupied() >= 0.8 && doubtful_kind {
@@ -233,13 +233,4 @@ fn best_of_color(r: &SquareReading, color: Color, sq: Square, board: &Board) -> 
         .filter(|&(p, _)| possible(p.role))
         .max_by(|a, b| a.1.total_cmp(&b.1))
         .map_or(Piece { color, role: Role::Queen }, |(p, _)| p)
-}
-
-/// The most likely content of a square and its probability (NaN counts as 0).
-fn best(classes: &[f32]) -> (Option<Piece>, f32) {
-    let (class, p) = classes
-        .iter()
-        .enumerate()
-        .fold((0, 0.0f32), |best, (i, &p)| if p > best.1 { (i, p) } else { best });
-    (class_piece(class), p)
 }
