@@ -99,7 +99,7 @@ fn every_clip_gives_the_labelled_moves_and_rulings() {
         let want_articles = expected_articles(&clip, labelled);
         let got_articles: Vec<String> = out.rulings.iter().map(|(_, a)| a.clone()).collect();
         let clean = clip.starts_with("clean-") || clip == "adjust-declared" || clip == "knocked-piece";
-        let accusations = out.rulings.iter().any(|(v, _)| matches!(v, Verdict::Violation | Verdict::Illegal));
+        let accusations = out.rulings.iter().any(|(v, _)| v.accuses());
         let in_order = out.events.windows(2).all(|w| w[0].t <= w[1].t);
         let presses = out.events.iter().any(|e| matches!(e.action, Action::Press | Action::Adjust));
         if out.moves != want_moves || got_articles != want_articles || (clean && accusations) || !in_order || presses {

@@ -46,7 +46,7 @@ impl Watch {
         let Some(order) = corners::find(frame)? else { return Ok(Drift::Lost) };
         let now = self.calibration.white.corners_from_image_order(order);
         let was = &self.calibration.corners;
-        let side = (0..4).map(|i| (was[i].x - was[(i + 1) % 4].x).hypot(was[i].y - was[(i + 1) % 4].y)).sum::<f64>() / 32.0;
+        let side = super::mean_side(was) / 8.0;
         let shift = now.iter().zip(was).map(|(a, b)| (a.x - b.x).hypot(a.y - b.y)).fold(0.0, f64::max) / side;
         Ok(if shift > MOVED_SQUARES { Drift::Moved(now) } else { Drift::Still })
     }

@@ -224,9 +224,7 @@ impl Calibration {
     /// board is much larger than the warp is first shrunk by area averaging (as the model's
     /// training data was), so the bilinear warp does not alias.
     pub fn warp(&self, frame: &Mat, layout: Layout) -> Result<Mat, BoardError> {
-        let c = &self.corners;
-        let side_px = (0..4).map(|i| (c[i].x - c[(i + 1) % 4].x).hypot(c[i].y - c[(i + 1) % 4].y)).sum::<f64>() / 4.0;
-        let scale = 1.5 * f64::from(8 * layout.square) / side_px;
+        let scale = 1.5 * f64::from(8 * layout.square) / mean_side(&self.corners);
         let mut small = Mat::default();
         let (frame, to_board) = if scale < 1.0 {
             imgproc::resize(frame, &mut small, Size::default(), scale, scale, imgproc::INTER_AREA)?;
@@ -235,23 +233,29 @@ impl Calibration {
         } else {
             (frame, self.homography)
         };
-        let m = layout.units_to_pixels().after(&to_board).to_mat()?;
-        let mut out = Mat::default();
-        let side = layout.side() as i32;
-        imgproc::warp_perspective(frame, &mut out, &m, Size::new(side, side), imgproc::INTER_LINEAR, opencv::core::BORDER_REPLICATE, Scalar::default())?;
-        Ok(out)
+        warp_through(frame, to_board, layout)
     }
 
     /// A small warp of `frame` for telling whether anything moved: `layout` sampled straight
     /// from the frame, without the averaging [`Calibration::warp`] does first, so it costs a
     /// fraction of a full warp. Aliased, but the same pixels are sampled every frame.
     pub fn glance(&self, frame: &Mat, layout: Layout) -> Result<Mat, BoardError> {
-        let m = layout.units_to_pixels().after(&self.homography).to_mat()?;
-        let mut out = Mat::default();
-        let side = layout.side() as i32;
-        imgproc::warp_perspective(frame, &mut out, &m, Size::new(side, side), imgproc::INTER_LINEAR, opencv::core::BORDER_REPLICATE, Scalar::default())?;
-        Ok(out)
+        warp_through(frame, self.homography, layout)
     }
+}
+
+/// The mean length, in pixels, of the sides of the quadrilateral `c`.
+pub(crate) fn mean_side(c: &[Px; 4]) -> f64 {
+    (0..4).map(|i| (c[i].x - c[(i + 1) % 4].x).hypot(c[i].y - c[(i + 1) % 4].y)).sum::<f64>() / 4.0
+}
+
+/// `frame` warped bilinearly through `to_board` (image pixels to board units) onto `layout`.
+fn warp_through(frame: &Mat, to_board: Homography, layout: Layout) -> Result<Mat, BoardError> {
+    let m = layout.units_to_pixels().after(&to_board).to_mat()?;
+    let mut out = Mat::default();
+    let side = layout.side() as i32;
+    imgproc::warp_perspective(frame, &mut out, &m, Size::new(side, side), imgproc::INTER_LINEAR, opencv::core::BORDER_REPLICATE, Scalar::default())?;
+    Ok(out)
 }
 
 #[cfg(test)]

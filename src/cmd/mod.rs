@@ -42,3 +42,19 @@ impl Exit {
         }
     }
 }
+
+/// The position `--fen` names (the initial position without it), or the message naming the
+/// flag and the problem.
+fn start_position(fen: Option<&str>) -> Result<shakmaty::Chess, String> {
+    use shakmaty::fen::Fen;
+    let Some(text) = fen else { return Ok(shakmaty::Chess::default()) };
+    text.parse::<Fen>()
+        .map_err(|e| e.to_string())
+        .and_then(|f| f.into_position(shakmaty::CastlingMode::Standard).map_err(|e| e.to_string()))
+        .map_err(|e| format!("--fen {text:?}: {e}"))
+}
+
+/// `--min-conf` must be a probability.
+fn check_min_conf(min_conf: f32) -> Result<(), String> {
+    if (0.0..=1.0).contains(&min_conf) { Ok(()) } else { Err(format!("--min-conf {min_conf}: must be between 0 and 1")) }
+}

@@ -7,8 +7,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use shakmaty::fen::Fen;
-use shakmaty::{CastlingMode, Chess};
 
 use crate::board::Calibration;
 use crate::capture::Source;
@@ -54,17 +52,8 @@ impl GameArgs {
     /// wrong with the arguments.
     pub fn config(&self, source: Source, out: PathBuf, live: bool, overlay: bool) -> Result<Config, String> {
         let calibration = Calibration::load(&self.calibration).map_err(|e| e.to_string())?;
-        let start = match &self.fen {
-            None => Chess::default(),
-            Some(text) => text
-                .parse::<Fen>()
-                .map_err(|e| e.to_string())
-                .and_then(|f| f.into_position::<Chess>(CastlingMode::Standard).map_err(|e| e.to_string()))
-                .map_err(|e| format!("--fen {text:?}: {e}"))?,
-        };
-        if !(0.0..=1.0).contains(&self.min_conf) {
-            return Err(format!("--min-conf {}: must be between 0 and 1", self.min_conf));
-        }
+        let start = super::start_position(self.fen.as_deref())?;
+        super::check_min_conf(self.min_conf)?;
         let declarations = match &self.declarations {
             None => Vec::new(),
             Some(path) => {

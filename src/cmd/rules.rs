@@ -5,8 +5,6 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::PathBuf;
 
-use shakmaty::fen::Fen;
-use shakmaty::{CastlingMode, Chess};
 
 use super::Exit;
 use crate::events::{ReadError, Reader};
@@ -57,17 +55,12 @@ pub struct Args {
 
 /// Runs the command, printing JSON Lines to `out`.
 pub fn run(args: &Args, out: &mut impl Write) -> Exit {
-    let start = match &args.fen {
-        None => Chess::default(),
-        Some(text) => match text.parse::<Fen>().map_err(|e| e.to_string()).and_then(|f| {
-            f.into_position::<Chess>(CastlingMode::Standard).map_err(|e| e.to_string())
-        }) {
-            Ok(pos) => pos,
-            Err(e) => return Exit::BadInput(format!("--fen {text:?}: {e}")),
-        },
+    let start = match super::start_position(args.fen.as_deref()) {
+        Ok(pos) => pos,
+        Err(e) => return Exit::BadInput(e),
     };
-    if !(0.0..=1.0).contains(&args.min_conf) {
-        return Exit::BadInput(format!("--min-conf {}: must be between 0 and 1", args.min_conf));
+    if let Err(e) = super::check_min_conf(args.min_conf) {
+        return Exit::BadInput(e);
     }
     let name = args.events.display().to_string();
     let input: Box<dyn BufRead> = if name == "-" {

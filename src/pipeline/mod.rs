@@ -30,7 +30,7 @@ use crate::capture::{self, Capture, Policy, Source};
 use crate::detect::Reading;
 use crate::events::Event;
 use crate::rules::{self, Engine, Record};
-use crate::track::{self, Track, Tracker};
+use crate::track::{self, Tracker};
 
 pub use sinks::Progress;
 
@@ -170,9 +170,9 @@ struct Outcome {
     index: u64,
     t: f64,
     warped: Option<Mat>,
-    analysed: bool,
     board: Board,
-    hands: Vec<Track>,
+    /// Hands over the playing area.
+    hands_over: usize,
     reading: Option<Reading>,
     /// Events with the frame they happened at.
     events: Vec<(Event, u64)>,
@@ -222,7 +222,7 @@ pub fn run(config: &Config, stop: Arc<AtomicBool>, progress: &mut dyn FnMut(&Pro
             capture_stop.store(true, Ordering::Relaxed);
         }
         summary.frames += u64::from(!outcome.end);
-        summary.analysed += u64::from(outcome.analysed);
+        summary.analysed += u64::from(outcome.reading.is_some());
         summary.video_seconds = outcome.t;
         if let Some(l) = outcome.latency {
             summary.latencies.push(l);
@@ -290,9 +290,8 @@ fn decide(
             index: a.index,
             t: a.t,
             warped: a.warped,
-            analysed: a.reading.is_some(),
             board: tracker.board().clone(),
-            hands: tracker.hands().to_vec(),
+            hands_over: tracker.hands().iter().filter(|h| h.over_board).count(),
             reading: a.reading,
             events,
             records,
@@ -321,9 +320,8 @@ fn decide(
             index,
             t,
             warped: None,
-            analysed: false,
             board: tracker.board().clone(),
-            hands: Vec::new(),
+            hands_over: 0,
             reading: None,
             events,
             records,

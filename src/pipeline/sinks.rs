@@ -130,10 +130,9 @@ impl Sinks {
                 println!("{line}");
             }
         }
-        if o.analysed {
+        if o.reading.is_some() {
             let board: String = (0..64).map(|i| o.board.piece_at(fen_square(i)).map_or('.', |p| p.char())).collect();
-            let hands = o.hands.iter().filter(|h| h.over_board).count();
-            writeln!(self.track, "{}", json!({"frame": o.index, "t": o.t, "board": board, "hands": hands})).map_err(|e| output_error(&self.out.join("track.jsonl"), e))?;
+            writeln!(self.track, "{}", json!({"frame": o.index, "t": o.t, "board": board, "hands": o.hands_over})).map_err(|e| output_error(&self.out.join("track.jsonl"), e))?;
         }
         let pgn = self.out.join("game.pgn");
         // A move standing on the board shows at once, before the opponent's touch completes it.
