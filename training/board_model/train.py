@@ -17,12 +17,14 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+import onnx
 import torch
 import torch.nn.functional as F
 
 from .augment import augment
 from .geometry import SIZE
 from .net import BoardNet
+from .widen import check_same, widen
 
 
 def load_cache(path):
@@ -126,6 +128,10 @@ def export(model, path):
         input_names=["board"], output_names=["pieces", "cover", "contact", "hands"],
         dynamic_axes={n: {0: "batch"} for n in ["board", "pieces", "cover", "contact", "hands"]},
     )
+    exported = onnx.load(str(path))
+    widened = widen(exported)
+    check_same(exported, widened)
+    onnx.save(widened, str(path))
 
 
 def main():
