@@ -5,7 +5,8 @@
 //! read in time order against what each hand holds:
 //! - a piece leaving its square is a `lift` by the hand seen there; the hand now holds it;
 //! - a piece appearing is a `release` by the hand holding that piece (the hand seen there
-//!   first, then any hand), or else a `place` of a piece from off the board;
+//!   first, then any hand; a piece of the other colour in the hand seen there when no hand
+//!   holds one of the colour read), or else a `place` of a piece from off the board;
 //! - a piece turning the other colour in place while no hand holds one of that colour, or
 //!   appearing where no hand was seen, is a misread, and nothing happened;
 //! - a hand leaving the board with pieces in it put them aside: one `remove` (no square) each,
@@ -172,13 +173,15 @@ impl Interpreter {
                     (_, Some(seen)) => {
                         // The piece that arrives is the one a hand held (its kind is known from
                         // where it was lifted; the model's guess of the kind is a fallback): the
-                        // hand seen there first, else any hand of that colour, else any hand.
+                        // hand seen there first, else any hand of that colour, else any hand;
+                        // failing those, whatever the hand seen there holds, the colour misread.
                         let holder = self
                             .held
                             .iter()
                             .rposition(|h| Some(h.hand) == hand && h.piece.color == seen.color)
                             .or_else(|| self.held.iter().rposition(|h| h.piece.color == seen.color && h.hand.side == seen.color))
-                            .or_else(|| self.held.iter().rposition(|h| h.piece.color == seen.color));
+                            .or_else(|| self.held.iter().rposition(|h| h.piece.color == seen.color))
+                            .or_else(|| self.held.iter().rposition(|h| Some(h.hand) == hand));
                         match holder {
                             Some(i) => {
                                 let Held { hand: holder, piece: held, from, at: lifted } = self.held.remove(i);

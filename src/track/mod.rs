@@ -353,6 +353,26 @@ mod tests {
     }
 
     #[test]
+    fn a_held_piece_landing_in_the_other_colour_is_released_not_placed() {
+        let start = Board::default();
+        let mut lifted = start.clone();
+        lifted.discard_piece_at(Square::G1);
+        // The knight lands on g3 and the model reads it as Black's.
+        let mut landed = lifted.clone();
+        landed.set_piece_at(Square::G3, Piece::from_char('n').unwrap());
+        let mut tracker = Tracker::new(start.clone(), Options::default());
+        let mut out = Vec::new();
+        let mut t = 0.0;
+        feed(&mut tracker, &mut t, &start, true, 4, &mut out);
+        feed(&mut tracker, &mut t, &lifted, true, 8, &mut out);
+        feed(&mut tracker, &mut t, &landed, true, 4, &mut out);
+        feed(&mut tracker, &mut t, &landed, false, 4, &mut out);
+        tracker.finish(&mut out);
+        let got: Vec<(&str, Option<Square>)> = out.iter().map(|e| (e.action.name(), e.action.square())).collect();
+        assert_eq!(got, [("lift", Some(Square::G1)), ("release", Some(Square::G3))]);
+    }
+
+    #[test]
     fn a_piece_back_on_its_square_at_once_is_a_doubtful_release() {
         let start = Board::default();
         let mut lifted = start.clone();
