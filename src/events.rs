@@ -162,9 +162,15 @@ struct Wire<'a> {
 impl Event {
     /// Parses one line of the contract. `line` is only used to name the line in errors.
     pub fn parse(text: &str, line: usize) -> Result<Event, ParseError> {
-        let err = |field: &'static str, message: String| ParseError { line, field, message };
         let object: serde_json::Map<String, serde_json::Value> =
-            serde_json::from_str(text).map_err(|e| err("line", format!("not a JSON object: {e}")))?;
+            serde_json::from_str(text).map_err(|e| ParseError { line, field: "line", message: format!("not a JSON object: {e}") })?;
+        Event::from_object(&object, line)
+    }
+
+    /// Reads an event from a line of the contract already parsed as a JSON object (fields it
+    /// does not know, such as the pipeline's `frame`, are left to the caller).
+    pub fn from_object(object: &serde_json::Map<String, serde_json::Value>, line: usize) -> Result<Event, ParseError> {
+        let err = |field: &'static str, message: String| ParseError { line, field, message };
         let string = |field: &'static str| -> Result<Option<&str>, ParseError> {
             match object.get(field) {
                 None | Some(serde_json::Value::Null) => Ok(None),

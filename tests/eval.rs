@@ -34,7 +34,7 @@ fn predictions(root: &Path, clip: &str, corrupt: impl Fn(&mut Vec<Value>, &mut V
         .collect();
     let fps = l["fps"].as_f64().unwrap();
     let frames = l["n_frames"].as_u64().unwrap();
-    let summary = json!({"frames": frames, "analysed": frames, "seconds": 2.0, "video_seconds": frames as f64 / fps, "decode_fps": null});
+    let summary = json!({"frames": frames, "analysed": frames, "seconds": 2.0, "video_seconds": frames as f64 / fps});
     std::fs::write(dir.join("events.jsonl"), jsonl(&events)).unwrap();
     std::fs::write(dir.join("rulings.jsonl"), jsonl(&records)).unwrap();
     std::fs::write(dir.join("track.jsonl"), jsonl(&track)).unwrap();

@@ -128,7 +128,6 @@ pub fn run(args: &Args, out: &mut impl Write) -> Exit {
             video: labels.video.display().to_string(),
             predictions: pred_dir.display().to_string(),
             scores: score(&labels, &predicted, tol),
-            decode_fps: predicted.summary.decode_fps,
         });
     }
     let failures = thresholds.map(|t| t.check(&Totals::of(&clips).metrics(tol)));

@@ -101,22 +101,16 @@ impl EventScores {
 /// earliest unmatched prediction that fits. A second prediction of one event is an extra.
 pub fn match_events(expected: &[FramedEvent], predicted: &[FramedEvent], tol: u64) -> EventScores {
     let mut scores = EventScores::default();
-    let mut exp: Vec<&FramedEvent> = expected.iter().collect();
-    exp.sort_by_key(|e| e.frame);
-    let mut order: Vec<usize> = (0..predicted.len()).collect();
-    order.sort_by_key(|&j| predicted[j].frame);
-    let mut used = vec![false; predicted.len()];
-    for e in exp {
-        let kind = e.event.action.name();
-        let fits = |p: &FramedEvent| {
-            p.event.action.name() == kind && p.event.action.square() == e.event.action.square() && p.frame.abs_diff(e.frame) <= tol
-        };
-        let counts = scores.per_kind.entry(kind).or_default();
-        match order.iter().copied().find(|&j| !used[j] && fits(&predicted[j])) {
-            Some(j) => {
-                used[j] = true;
+    let fits = |e: &FramedEvent, p: &FramedEvent| {
+        p.event.action.name() == e.event.action.name() && p.event.action.square() == e.event.action.square() && p.frame.abs_diff(e.frame) <= tol
+    };
+    let (pairs, used) = match_in_time(expected, predicted, |e| e.frame as f64, |p| p.frame as f64, fits);
+    for (e, p) in pairs {
+        let counts = scores.per_kind.entry(e.event.action.name()).or_default();
+        match p {
+            Some(p) => {
                 counts.matched += 1;
-                scores.offset_frames += predicted[j].frame.abs_diff(e.frame);
+                scores.offset_frames += p.frame.abs_diff(e.frame);
             }
             None => counts.missed += 1,
         }
@@ -125,6 +119,35 @@ pub fn match_events(expected: &[FramedEvent], predicted: &[FramedEvent], tol: u6
         scores.per_kind.entry(p.event.action.name()).or_default().extra += 1;
     }
     scores
+}
+
+/// Matches one to one and greedily in time: each expected item, earliest first (by
+/// `expected_t`), takes the earliest (by `predicted_t`) unused prediction that `fits` it.
+/// Returns each expected item with its prediction, earliest first, and which predictions were
+/// used.
+fn match_in_time<'a, E, P>(
+    expected: &'a [E],
+    predicted: &'a [P],
+    expected_t: impl Fn(&E) -> f64,
+    predicted_t: impl Fn(&P) -> f64,
+    fits: impl Fn(&E, &P) -> bool,
+) -> (Vec<(&'a E, Option<&'a P>)>, Vec<bool>) {
+    let mut exp: Vec<&E> = expected.iter().collect();
+    exp.sort_by(|a, b| expected_t(a).total_cmp(&expected_t(b)));
+    let mut order: Vec<usize> = (0..predicted.len()).collect();
+    order.sort_by(|&a, &b| predicted_t(&predicted[a]).total_cmp(&predicted_t(&predicted[b])));
+    let mut used = vec![false; predicted.len()];
+    let pairs = exp
+        .into_iter()
+        .map(|e| {
+            let found = order.iter().copied().find(|&j| !used[j] && fits(e, &predicted[j]));
+            if let Some(j) = found {
+                used[j] = true;
+            }
+            (e, found.map(|j| &predicted[j]))
+        })
+        .collect();
+    (pairs, used)
 }
 
 /// The move sequence of one clip against its labels.
@@ -233,19 +256,14 @@ impl RulingScores {
 /// `illegal`), a false accusation; a `judgement` leaves the decision to the arbiter.
 pub fn score_rulings(expected: &[ExpectedRuling], predicted: &[PredictedRuling], tol: f64) -> RulingScores {
     let mut scores = RulingScores::default();
-    let mut exp: Vec<&ExpectedRuling> = expected.iter().collect();
-    exp.sort_by(|a, b| a.from.total_cmp(&b.from));
-    let mut order: Vec<usize> = (0..predicted.len()).collect();
-    order.sort_by(|&a, &b| predicted[a].t.total_cmp(&predicted[b].t));
-    let mut used = vec![false; predicted.len()];
-    for e in exp {
-        let fits = |p: &PredictedRuling| p.article == e.article && p.side == e.side && (e.from - tol..=e.to + tol).contains(&p.t);
+    let fits = |e: &ExpectedRuling, p: &PredictedRuling| p.article == e.article && p.side == e.side && (e.from - tol..=e.to + tol).contains(&p.t);
+    let (pairs, used) = match_in_time(expected, predicted, |e| e.from, |p| p.t, fits);
+    for (e, p) in pairs {
         let counts = scores.per_article.entry(e.article.as_str()).or_default();
-        match order.iter().copied().find(|&j| !used[j] && fits(&predicted[j])) {
-            Some(j) => {
-                used[j] = true;
+        match p {
+            Some(p) => {
                 counts.matched += 1;
-                scores.verdict_differs += usize::from(predicted[j].verdict != e.verdict);
+                scores.verdict_differs += usize::from(p.verdict != e.verdict);
             }
             None => counts.missed += 1,
         }
@@ -569,7 +587,7 @@ mod tests {
 
     #[test]
     fn speed_is_frames_and_video_per_wall_second() {
-        let mut s = speed(&Summary { frames: 200, analysed: 50, seconds: 4.0, video_seconds: 10.0, decode_fps: None });
+        let mut s = speed(&Summary { frames: 200, analysed: 50, seconds: 4.0, video_seconds: 10.0 });
         assert_eq!((s.fps(), s.realtime_factor()), (Some(50.0), Some(2.5)));
         s.add(&Speed { frames: 100, analysed: 100, seconds: 6.0, video_seconds: 5.0 });
         assert_eq!((s.fps(), s.realtime_factor()), (Some(30.0), Some(1.5)));

@@ -62,8 +62,6 @@ pub struct Summary {
     pub seconds: f64,
     /// The clip's duration in seconds.
     pub video_seconds: f64,
-    /// Decode-only throughput in frames per second, where measured.
-    pub decode_fps: Option<f64>,
 }
 
 /// Everything the pipeline wrote for one clip.
@@ -134,8 +132,9 @@ fn side(o: &serde_json::Map<String, Value>) -> Result<Color, String> {
 fn events(path: &Path) -> Result<Vec<FramedEvent>, String> {
     let mut out: Vec<FramedEvent> = Vec::new();
     lines(path, |line, n| {
-        let event = Event::parse(line, n).map_err(|e| format!("field `{}`: {}", e.field, e.message))?;
-        let frame = index(&object(line)?, "frame")?;
+        let o = object(line)?;
+        let event = Event::from_object(&o, n).map_err(|e| format!("field `{}`: {}", e.field, e.message))?;
+        let frame = index(&o, "frame")?;
         if let Some(last) = out.last()
             && (event.t < last.event.t || frame < last.frame)
         {
@@ -201,16 +200,11 @@ fn summary(path: &Path) -> Result<Summary, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
     let at = |e: String| format!("{}: {e}", path.display());
     let o = object(&text).map_err(at)?;
-    let decode_fps = match o.get("decode_fps") {
-        None | Some(Value::Null) => None,
-        Some(v) => Some(v.as_f64().ok_or_else(|| at("field `decode_fps`: not a number or null".into()))?),
-    };
     let summary = Summary {
         frames: index(&o, "frames").map_err(at)?,
         analysed: index(&o, "analysed").map_err(at)?,
         seconds: number(&o, "seconds").map_err(at)?,
         video_seconds: number(&o, "video_seconds").map_err(at)?,
-        decode_fps,
     };
     if summary.analysed > summary.frames {
         return Err(at(format!("fields `analysed`, `frames`: {} frames analysed out of {} decoded", summary.analysed, summary.frames)));
@@ -230,7 +224,7 @@ mod tests {
             ("events.jsonl", r#"{"t":1.0,"ev":"touch","sq":"g1","hand":"w1","conf":0.9,"frame":20}"#),
             ("rulings.jsonl", r#"{"t":4.4,"kind":"move","ply":1,"side":"w","uci":"f1c4","san":"Bc4","fen":"x","made_t":4.4}"#),
             ("track.jsonl", r#"{"frame":0,"t":0.0,"board":"rnbqkbnrpppppppp................................PPPPPPPPRNBQKBNR","hands":0}"#),
-            ("summary.json", r#"{"frames":210,"analysed":120,"seconds":3.5,"video_seconds":10.5,"decode_fps":null}"#),
+            ("summary.json", r#"{"frames":210,"analysed":120,"seconds":3.5,"video_seconds":10.5}"#),
         ];
         for (file, text) in defaults {
             std::fs::write(dir.join(file), text).unwrap();
@@ -247,7 +241,7 @@ mod tests {
         assert_eq!(p.events[0].frame, 20);
         assert_eq!(p.moves[0].uci.to_string(), "f1c4");
         assert_eq!(p.track[0].hands, 0);
-        assert_eq!((p.summary.analysed, p.summary.decode_fps), (120, None));
+        assert_eq!((p.summary.analysed, p.summary.frames), (120, 210));
     }
 
     #[test]

@@ -21,8 +21,6 @@ pub struct ClipReport {
     pub predictions: String,
     /// The scores.
     pub scores: ClipScores,
-    /// Decode-only throughput the analysis measured, frames per second.
-    pub decode_fps: Option<f64>,
 }
 
 /// Scores summed over clips (or of one clip), each part `None` where no clip labels it.
@@ -212,7 +210,6 @@ pub fn to_json(clips: &[ClipReport], tol: Tolerances, gate: Option<&[String]>) -
                 "predictions": c.predictions,
                 "labelled": labelled(c),
                 "moves_first_divergence": c.scores.moves.and_then(|m| m.first_divergence),
-                "decode_fps": value_json(c.decode_fps),
                 "metrics": metrics_json(&one.metrics(tol)),
             })
         })
@@ -255,9 +252,6 @@ pub fn to_markdown(clips: &[ClipReport], tol: Tolerances, gate: Option<&[String]
                 None => writeln!(md, "Moves: {} labelled, {} predicted, the same sequence.", m.expected, m.predicted),
                 Some(i) => writeln!(md, "Moves: {} labelled, {} predicted, first divergence at ply {}.", m.expected, m.predicted, i + 1),
             };
-        }
-        if let Some(fps) = c.decode_fps {
-            let _ = writeln!(md, "Decoding alone: {fps:.1} frames/s.");
         }
         md.push('\n');
         let mut one = Totals::default();
@@ -303,7 +297,6 @@ mod tests {
                 frames: None,
                 speed: Speed { frames: 100, analysed: 50, seconds: 2.0, video_seconds: 5.0 },
             },
-            decode_fps: None,
         }
     }
 

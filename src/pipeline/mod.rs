@@ -100,8 +100,6 @@ pub struct Summary {
     pub seconds: f64,
     /// Media seconds covered (the last frame's time).
     pub video_seconds: f64,
-    /// Decode-only throughput, when measured (`touchmove bench`).
-    pub decode_fps: Option<f64>,
     /// Physical events written.
     pub events: u64,
     /// Moves recorded.

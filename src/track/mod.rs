@@ -306,15 +306,7 @@ mod tests {
         after.set_piece_at(Square::F3, Piece::from_char('N').unwrap());
         let mut t = 0.0;
         for (board, hand) in [(&start, true), (&lifted, true), (&after, true), (&after, false), (&after, false)] {
-            for _ in 0..4 {
-                t += 0.05;
-                let mut r = reading(t, board);
-                if hand {
-                    // The hand over g1 and f3, arm from White's right.
-                    arm(&mut r.hands.white, 39, 27..=53);
-                }
-                tracker.push(&r, &mut out);
-            }
+            feed(&mut tracker, &mut t, board, hand, 4, &mut out);
         }
         tracker.finish(&mut out);
         let got: Vec<(String, &str, Option<Square>)> = out.iter().map(|e| (e.hand.to_string(), e.action.name(), e.action.square())).collect();
