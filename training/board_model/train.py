@@ -149,6 +149,7 @@ def main():
     p.add_argument("--workers", type=int, default=1, help="processes preparing batches")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--device", default="cpu")
+    p.add_argument("--init", help="start from these weights (a .pt the training wrote): a fine-tune")
     a = p.parse_args()
     torch.manual_seed(a.seed)
     torch.set_num_threads(a.threads)
@@ -156,7 +157,10 @@ def main():
     train_syn = np.where((labels["set"] == "synthetic") & (labels["split"] == "train"))[0]
     train_real = np.where((labels["set"] != "synthetic") & (labels["split"] == "train"))[0]
     print(f"training on {len(train_syn)} renders and {len(train_real)} real photos", flush=True)
-    model = BoardNet(a.width).to(a.device)
+    model = BoardNet(a.width)
+    if a.init:
+        model.load_state_dict(torch.load(a.init, map_location="cpu"))
+    model = model.to(a.device)
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=1e-4)
     n_real = int(round(a.batch * a.real_fraction)) if len(train_real) else 0
     batches = Batches(a.seed, images, labels, a.batch, n_real, train_syn, train_real)
