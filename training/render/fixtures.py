@@ -1,9 +1,12 @@
 """The committed fixture clips: their start positions and event scripts, and a runner.
 
     python -m render.fixtures [--out ../fixtures/clips] [--only NAME ...] [--force]
+    python -m render.fixtures --out ../fixtures/variants --seed-offset 1000
 
 Each clip goes to OUT/NAME/: clip.mp4, events.jsonl, labels.json. Existing clips are skipped
-unless --force. Scenario numbers refer to ../shared/rules/article4-scenarios.md.
+unless --force. Scenario numbers refer to ../shared/rules/article4-scenarios.md. With
+--seed-offset the same scripts are rendered from other seeds (another camera, light, board,
+piece set and hand): ../fixtures/variants, which no threshold was tuned on.
 """
 from __future__ import annotations
 
@@ -146,11 +149,12 @@ def main(argv=None):
     ap.add_argument("--fps", type=int, default=20)
     ap.add_argument("--scripts-only", action="store_true", help="write events.jsonl files only")
     ap.add_argument("--planner", type=int, default=2, choices=(1, 2))
+    ap.add_argument("--seed-offset", type=int, default=0, help="added to every clip's seed")
     args = ap.parse_args(argv)
     from .clip import load_events, render_clip
     names = args.only or list(CLIPS)
     for name in names:
-        c = CLIPS[name]
+        c = dict(CLIPS[name], seed=CLIPS[name]["seed"] + args.seed_offset)
         chess.Board(c["fen"])
         d = os.path.join(args.out, name)
         os.makedirs(d, exist_ok=True)
