@@ -6,7 +6,9 @@
 //! edge its arm crosses (the edge whose margin it covers most); over a side edge, to the track it
 //! overlaps or else to the player expected to act. A side's blob takes over the track it overlaps
 //! most (or the nearest, within two squares; four when its arm crosses the same half of the
-//! edge); a fragment within [`FRAGMENT_GAP`] cells of a hand already matched joins it. A new blob
+//! edge); a fragment within [`FRAGMENT_GAP`] cells of a hand already matched joins it, and so
+//! does one with no arm in its player's margin within [`ARMLESS_GAP`] (a palm the model cut off
+//! at the wrist: a second hand has an arm of its own). A new blob
 //! gets its number from the board edge its arm crosses: the arm of a player's right hand comes in
 //! on the right half of that player's edge (White at the bottom, Black at the top, seen from the
 //! player), numbered 1; the left hand's, 2. A blob with no arm in the margin takes the free
@@ -21,6 +23,10 @@ use crate::events::Hand;
 /// Blobs of one side this close (cells, in any direction) to a hand already matched in the same
 /// reading are part of it: the model often cuts an arm at the wrist.
 const FRAGMENT_GAP: usize = 3;
+/// A blob with no arm in its player's margin this close (cells: two squares) to a hand of that
+/// side already matched is part of it too: a palm the model cut off its arm. A second hand
+/// comes with an arm of its own.
+const ARMLESS_GAP: usize = 12;
 
 /// One hand (with its arm) as the tracker follows it.
 #[derive(Clone, Debug, PartialEq)]
@@ -110,9 +116,9 @@ impl Hands {
             .min_by(|a, b| a.1.total_cmp(&b.1))
     }
 
-    /// The track of `side` already matched in this reading (`taken`) that lies within
-    /// [`FRAGMENT_GAP`] cells of `cells`.
-    fn fragment_of(&self, side: Color, cells: &[(usize, usize)], taken: &[bool]) -> Option<usize> {
+    /// The track of `side` already matched in this reading (`taken`) that lies within `reach`
+    /// cells of `cells`.
+    fn fragment_of(&self, side: Color, cells: &[(usize, usize)], taken: &[bool], reach: usize) -> Option<usize> {
         let gap = |tr: &Track| {
             tr.cells
                 .iter()
@@ -123,7 +129,7 @@ impl Hands {
         (0..self.tracks.len())
             .filter(|&i| taken[i] && self.tracks[i].hand.side == side)
             .map(|i| (i, gap(&self.tracks[i])))
-            .filter(|&(_, g)| g <= FRAGMENT_GAP)
+            .filter(|&(_, g)| g <= reach)
             .min_by_key(|&(_, g)| g)
             .map(|(i, _)| i)
     }
@@ -162,7 +168,7 @@ impl Hands {
                     tr.seen = t;
                     tr.arm = arm.or(tr.arm);
                 }
-                None if let Some(i) = self.fragment_of(side, &cells, &taken) => {
+                None if let Some(i) = self.fragment_of(side, &cells, &taken, if arm.is_none() { ARMLESS_GAP } else { FRAGMENT_GAP }) => {
                     // A piece of a hand already matched (an arm cut at the wrist): the same hand.
                     let tr = &mut self.tracks[i];
                     tr.cells.extend(cells);

@@ -296,6 +296,32 @@ mod tests {
     }
 
     #[test]
+    fn a_palm_cut_off_its_arm_is_the_same_hand_and_an_arm_of_its_own_is_another() {
+        let board = Board::default();
+        let mut tracker = Tracker::new(board.clone(), Options::default());
+        let mut out = Vec::new();
+        let mut r = reading(0.05, &board);
+        arm(&mut r.hands.white, 40, 30..=53);
+        tracker.push(&r, &mut out);
+        // The model loses the wrist: the palm, 8 cells beyond the arm's end, has no arm.
+        let mut r = reading(0.10, &board);
+        arm(&mut r.hands.white, 40, 30..=53);
+        arm(&mut r.hands.white, 40, 17..=21);
+        tracker.push(&r, &mut out);
+        let ids: Vec<String> = tracker.hands().iter().map(|tr| tr.hand.to_string()).collect();
+        assert_eq!(ids, ["w1"]);
+        assert!(tracker.hands()[0].cells.contains(&(17, 40)), "the palm joined the hand");
+        // A blob as far off with an arm across White's edge is White's other hand.
+        let mut r = reading(0.15, &board);
+        arm(&mut r.hands.white, 40, 30..=53);
+        arm(&mut r.hands.white, 30, 40..=53);
+        tracker.push(&r, &mut out);
+        let mut ids: Vec<String> = tracker.hands().iter().map(|tr| tr.hand.to_string()).collect();
+        ids.sort();
+        assert_eq!(ids, ["w1", "w2"]);
+    }
+
+    #[test]
     fn a_lift_and_release_by_one_hand_is_a_move_of_that_hand() {
         let start = Board::default();
         let mut tracker = Tracker::new(start.clone(), Options::default());
