@@ -111,6 +111,19 @@ fn a_doubtful_touch_gives_a_judgement_naming_the_doubt() {
     assert!(r.text.contains("accidental (tracker confidence 0.30)"), "{}", r.text);
 }
 
+/// King and rook both in hand before either is set down: the king goes where castling puts it,
+/// whichever was lifted last.
+#[test]
+fn castling_with_both_pieces_in_hand_puts_each_where_castling_does() {
+    let script = "
+        1.0 w1 lift e1
+        2.0 w1 lift h1
+        2.5 w1 release g1
+        3.0 w1 release f1";
+    let out = run(ITALIAN, Options::default(), script);
+    assert_eq!(summary(&out), ["move O-O"]);
+}
+
 /// A touch the tracker doubts, of a piece then lifted, is certain from the lift: here the king's
 /// doubtful touch does not leave the rook (lifted surely later) as the first certain touch; the
 /// only ruling left rests on the doubtful pawn touch, so it is a judgement.

@@ -323,7 +323,7 @@ impl Engine {
                 }
             }
             Action::Release(sq) => {
-                let Some(p) = self.phys.let_go(hand, hand.side) else {
+                let Some(p) = self.phys.let_go(hand, hand.side, Some(sq)) else {
                     self.warn(ev.t, format!("release on {sq} by {hand}, which holds no piece; ignored."), out);
                     return;
                 };
@@ -351,7 +351,7 @@ impl Engine {
                 self.board_changed(ev, out);
             }
             Action::Remove(None) => {
-                if self.phys.let_go(hand, hand.side.other()).is_none() {
+                if self.phys.let_go(hand, hand.side.other(), None).is_none() {
                     self.warn(ev.t, format!("{hand} put a piece aside but holds none; ignored."), out);
                     return;
                 }

@@ -1,7 +1,7 @@
 //! The board as the hands leave it during a move: pieces on squares, pieces in hands, and the
 //! square each piece stood on when the move began (touch-move is about those squares).
 
-use shakmaty::{Board, Color, Piece, Square};
+use shakmaty::{Board, Color, Piece, Role, Square};
 
 use crate::events::Hand;
 
@@ -66,16 +66,33 @@ impl Physical {
         Some(tracked)
     }
 
-    /// `hand` lets go of the last piece of `color` it picked up (a hand holding its own piece
-    /// and a captured one puts its own on the board and the captured one aside), or else of the
-    /// last piece it picked up.
-    pub fn let_go(&mut self, hand: Hand, color: Color) -> Option<Tracked> {
-        let i = self
-            .held
-            .iter()
-            .rposition(|(h, t)| *h == hand && t.piece.color == color)
+    /// `hand` lets go of a piece, onto `onto` if it is set down on the board: of `color`'s king
+    /// and a rook both in that hand, the one castling puts there (the king two files from its
+    /// square, the rook on the file next to it); else the last piece of `color` it picked up (a
+    /// hand holding its own piece and a captured one puts its own on the board and the captured
+    /// one aside); else the last piece it picked up.
+    pub fn let_go(&mut self, hand: Hand, color: Color, onto: Option<Square>) -> Option<Tracked> {
+        let i = onto
+            .and_then(|sq| self.castling_piece(hand, color, sq))
+            .or_else(|| self.held.iter().rposition(|(h, t)| *h == hand && t.piece.color == color))
             .or_else(|| self.held.iter().rposition(|(h, _)| *h == hand))?;
         Some(self.held.remove(i).1)
+    }
+
+    /// The index in `held` of the piece castling would put on `sq`, if `hand` holds `color`'s
+    /// king and a rook.
+    fn castling_piece(&self, hand: Hand, color: Color, sq: Square) -> Option<usize> {
+        let find = |role: Role| self.held.iter().position(|(h, t)| *h == hand && t.piece == Piece { color, role });
+        let (king, rook) = (find(Role::King)?, find(Role::Rook)?);
+        let from = self.held[king].1.origin?;
+        if sq.rank() != from.rank() {
+            return None;
+        }
+        match sq.file().distance(from.file()) {
+            2 => Some(king),
+            1 => Some(rook),
+            _ => None,
+        }
     }
 
     /// Whether `hand` holds a piece.
