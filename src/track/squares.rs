@@ -9,9 +9,9 @@
 //! stable kind is confirmed from [`Options::class_min`]), so a shadow, a blurred frame or a
 //! square the model is unsure of does not flip. A change is dated back to when the hand
 //! did it: between the last reading that confirmed the old piece and the first that showed the
-//! new one, the last contact (a piece leaving) or the first contact (a piece arriving) with a
-//! hand, or else the hand seen near the square; the hand is the one seen there then. A piece
-//! seen arriving while a hand still touches it was let go at the last contact. A piece
+//! new one, the last contact with a hand (the last grasp of a piece leaving, the fingers leaving
+//! a piece set down), or else the hand seen near the square; the hand is the one seen there
+//! then. A piece seen arriving while a hand still touches it was let go at the last contact. A piece
 //! that trusted readings, [`Options::knock_hold`] in a row, no longer recognise as any kind
 //! (best class under [`Options::knock_class_max`]) while the square clearly looks occupied, was
 //! displaced or toppled: a knock.
@@ -64,7 +64,6 @@ struct SquareState {
     confirmed: f64,
     /// The last time the stable content changed.
     changed: f64,
-    first_contact: Sighting,
     last_contact: Sighting,
     first_near: Sighting,
     last_near: Sighting,
@@ -119,7 +118,6 @@ impl Squares {
             }
             if r.contact >= opts.contact_min {
                 let hand = nearest.map(|(h, _)| h);
-                st.first_contact.get_or_insert((t, hand));
                 st.last_contact = Some((t, hand));
             }
             if r.cover.is_nan() || r.cover >= opts.cover_max {
@@ -170,8 +168,8 @@ impl Squares {
             if n < opts.hold {
                 continue;
             }
-            // Leaving: the last grasp; arriving: the first touch down.
-            let evidence = if class.is_none() { st.last_contact.or(st.last_near) } else { st.first_contact.or(st.last_near) };
+            // Leaving: the last grasp; arriving: the fingers' last touch before it was seen.
+            let evidence = st.last_contact.or(st.last_near);
             let when = match (class, st.last_contact) {
                 // Arriving, and still held after it was first seen: let go at the last contact.
                 (Some(_), Some((at, _))) if at > first => at,
@@ -198,7 +196,6 @@ impl SquareState {
     /// A reading confirmed the stable content: what happened before it is settled.
     fn confirm(&mut self, t: f64) {
         self.confirmed = t;
-        self.first_contact = None;
         self.last_contact = None;
         self.first_near = None;
         self.last_near = None;
