@@ -11,8 +11,8 @@
 //! did it: between the last reading that confirmed the old piece and the first that showed the
 //! new one, the last contact with a hand (the last grasp of a piece leaving, the fingers leaving
 //! a piece set down), or else the hand seen near the square; the hand is the one seen there
-//! then. A piece seen arriving while a hand still touches it was let go at the last contact. A piece
-//! that trusted readings, [`Options::knock_hold`] in a row, no longer recognise as any kind
+//! then. A piece seen arriving while a hand still touches it was let go at the last contact. A
+//! piece that trusted readings, [`Options::knock_hold`] in a row, no longer recognise as any kind
 //! (best class under [`Options::knock_class_max`]) while the square clearly looks occupied, was
 //! displaced or toppled: a knock.
 
