@@ -1,6 +1,5 @@
 //! `touchmove live`: the monitor on a camera or stream, in real time.
 
-
 use super::Exit;
 use super::monitor::{GameArgs, OutputArgs, failed, interrupt_flag};
 use crate::capture::Source;

@@ -7,12 +7,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-
+use super::Exit;
 use crate::board::Calibration;
 use crate::capture::Source;
 use crate::detect::DEFAULT_MODEL;
 use crate::events::{Action, Reader};
-use super::Exit;
 use crate::pipeline::{Config, PipelineError};
 use crate::rules::{self, TimeControl};
 

@@ -5,7 +5,6 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::PathBuf;
 
-
 use super::Exit;
 use crate::events::{ReadError, Reader};
 use crate::pgn::Game;

@@ -267,6 +267,8 @@ fn decide(
     let mut declarations = declarations.into_iter().peekable();
     let mut recent: std::collections::VecDeque<(f64, u64)> = std::collections::VecDeque::new();
     let mut last: Option<(f64, u64)> = None;
+    // The move the pieces show changes only when the engine takes in events.
+    let mut standing = None;
     for a in readings.iter() {
         recent.push_back((a.t, a.index));
         while recent.len() > 2000 {
@@ -283,6 +285,9 @@ fn decide(
         }
         let latency = (!events.is_empty()).then(|| a.at.elapsed().as_secs_f64());
         let events = apply(engine, &mut declarations, events, &recent, &mut records);
+        if !events.is_empty() {
+            standing = engine.standing();
+        }
         let outcome = Outcome {
             end: false,
             index: a.index,
@@ -294,7 +299,7 @@ fn decide(
             events,
             records,
             position: engine.position().clone(),
-            standing: engine.standing(),
+            standing,
             latency,
         };
         last = Some((a.t, a.index));

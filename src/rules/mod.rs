@@ -921,8 +921,6 @@ enum Attempt {
     Unpromoted { from: Square, to: Square },
 }
 
-/// Whether `m` moves the piece that stood on `sq` (for castling, the king or the rook).
-
 /// The legal move of `pos` whose result is `board`, if any: only moves whose origin and
 /// destination changed are tried.
 pub fn move_shown(pos: &Chess, board: &Board) -> Option<Move> {
@@ -942,6 +940,8 @@ pub fn move_shown(pos: &Chess, board: &Board) -> Option<Move> {
         }
     })
 }
+
+/// Whether `m` moves the piece that stood on `sq` (for castling, the king or the rook).
 fn moves_piece(m: Move, sq: Square) -> bool {
     m.from() == Some(sq) || matches!(m, Move::Castle { rook, .. } if rook == sq)
 }
