@@ -1,18 +1,21 @@
 //! Hand tracks: blobs of each side's hand map, matched frame to frame, with stable ids.
 //!
-//! A blob grows from cells where either map is at or above [`Options::hand_min`] over
-//! 4-connected neighbours down to [`Options::hand_grow`], so a palm and its arm stay one blob;
-//! blobs under [`Options::hand_min_cells`] are noise. A blob belongs to the player whose board
-//! edge its arm crosses (the edge whose margin it covers most); over a side edge, to the track it
-//! overlaps or else to the player expected to act. A side's blob takes over the track it overlaps
-//! most (or the nearest, within two squares; four when its arm crosses the same half of the
-//! edge); a fragment within [`FRAGMENT_GAP`] cells of a hand already matched joins it, and so
-//! does one with no arm in its player's margin within [`ARMLESS_GAP`] (a palm the model cut off
-//! at the wrist: a second hand has an arm of its own). A new blob gets its number from the board
-//! edge its arm crosses: the arm of a player's right hand comes in on the right half of that
-//! player's edge (White at the bottom, Black at the top, seen from the player), numbered 1; the
-//! left hand's, 2. A blob with no arm in the margin takes the free number. A side has at most
-//! two hands: a third blob joins the nearest track.
+//! A blob grows from cells where either map is at or above [`Options::hand_min`] over 4-connected
+//! neighbours down to [`Options::hand_grow`], so a palm and its arm stay one blob; blobs under
+//! [`Options::hand_min_cells`] are noise. A blob belongs to the player whose board edge its arm
+//! crosses (the edge whose margin it covers most); over a side edge, to the track it overlaps or
+//! else to the player expected to act; reaching only the opponent's margin while mostly covering a
+//! hand seen over the board in the last reading, to that hand's player (a palm over the far rank
+//! whose arm the model lost). A side's blob takes over the track it overlaps most (or the nearest,
+//! within two squares; four when its arm crosses the same half of the edge; an arm across the other
+//! half of the edge is another hand, unless the blob covers a hand resting in the margin, coming
+//! back in); a fragment within [`FRAGMENT_GAP`] cells of a hand already matched joins it, and so
+//! does one with no arm in its player's margin within [`ARMLESS_GAP`] (a palm the model cut off at
+//! the wrist: a second hand has an arm of its own). A new blob gets its number from the board edge
+//! its arm crosses: the arm of a player's right hand comes in on the right half of that player's
+//! edge (White at the bottom, Black at the top, seen from the player), numbered 1; the left hand's,
+//! 2. A blob with no arm in the margin takes the free number. A side has at most two hands: a third
+//! blob joins the nearest track.
 
 use shakmaty::{Color, Square};
 
@@ -144,8 +147,9 @@ impl Hands {
                 .iter()
                 .enumerate()
                 .filter(|(i, tr)| tr.hand.side == side && !taken[*i])
-                // An arm from the other half of the edge is the other hand.
-                .filter(|(_, tr)| arm.is_none() || tr.arm.is_none() || tr.arm == arm)
+                // An arm from the other half of the edge is the other hand, unless it covers
+                // cells the hand covered (a hand resting by the edge, moving back in).
+                .filter(|(_, tr)| arm.is_none() || tr.arm.is_none() || tr.arm == arm || (!tr.over_board && tr.overlap(&cells) > 0))
                 .map(|(i, tr)| {
                     let overlap = tr.overlap(&cells);
                     let dist = distance(centroid(&tr.cells), centre);
@@ -255,8 +259,21 @@ fn blobs_by_side(map: &HandMap, tracks: &[Track], expected: Color, opts: &Option
             let mass = |m: &[f32]| cells.iter().map(|&(r, c)| m[r * map.side + c]).filter(|p| !p.is_nan()).sum::<f32>();
             mass(&map.white) >= mass(&map.black)
         };
+        // A hand that was over the board in the last reading and covers most of this blob: a
+        // palm that reached the far rank stays its player's, though it crosses the opponent's
+        // margin and its arm is lost (a promotion, a capture on the last rank).
+        let continued = || {
+            let latest = tracks.iter().map(|tr| tr.seen).fold(f64::NEG_INFINITY, f64::max);
+            tracks
+                .iter()
+                .filter(|tr| tr.seen == latest && tr.over_board && 2 * tr.overlap(&cells) >= cells.len())
+                .map(|tr| tr.hand.side == Color::White)
+                .next()
+        };
         let white = if bottom > 0 && top > 0 {
             mass()
+        } else if let Some(white) = continued().filter(|&white| if white { bottom == 0 && top > 0 } else { top == 0 && bottom > 0 }) {
+            white
         } else if bottom.max(top) > side {
             bottom > 0
         } else if side > 0 {

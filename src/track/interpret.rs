@@ -7,6 +7,10 @@
 //! - a piece appearing is a `release` by the hand holding that piece (the hand seen there
 //!   first, then any hand; a piece of the other colour in the hand seen there when no hand
 //!   holds one of the colour read), or else a `place` of a piece from off the board;
+//! - a pawn released on the last rank waits there to be exchanged; if it is not lifted again
+//!   before its hand leaves the board or the opponent acts, it was exchanged where the readings
+//!   could not tell (in the hand, or under it): a `remove` from the square and a `place` of the
+//!   piece read there;
 //! - a piece turning the other colour in place while no hand holds one of that colour, or
 //!   appearing where no hand was seen, is a misread, and nothing happened;
 //! - a hand leaving the board with pieces in it put them aside: one `remove` (no square) each,
@@ -90,12 +94,15 @@ pub struct Interpreter {
     held: Vec<Held>,
     last_hand: Option<Hand>,
     last_t: f64,
+    /// Pawns set down on the last rank, not yet lifted again: the square, the hand, and the
+    /// piece the model read there.
+    unexchanged: Vec<(Square, Hand, Piece)>,
 }
 
 impl Interpreter {
     /// Starts from `board`, nothing held.
     pub fn new(board: Board) -> Interpreter {
-        Interpreter { waiting: Vec::new(), seq: 0, board, held: Vec::new(), last_hand: None, last_t: 0.0 }
+        Interpreter { waiting: Vec::new(), seq: 0, board, held: Vec::new(), last_hand: None, last_t: 0.0, unexchanged: Vec::new() }
     }
 
     /// Adds an observation dated `t`.
@@ -139,6 +146,29 @@ impl Interpreter {
     }
 
     fn read(&mut self, t: f64, obs: Observation, out: &mut Vec<Event>) {
+        let (Observation::Change { hand, .. } | Observation::Touch { hand, .. } | Observation::Knock { hand, .. }) = obs else {
+            return self.read_now(t, obs, out);
+        };
+        // The opponent acts: the promotion is over.
+        if let Some(other) = hand {
+            self.exchange(t, |u| u.side != other.side, out);
+        }
+        self.read_now(t, obs, out)
+    }
+
+    /// A pawn set down on the last rank and never lifted again, by a hand that `ends` says has
+    /// finished, was exchanged in the hand (the pawn out, the new piece down in one gesture), or
+    /// lifted and replaced under the hand where the readings could not see it: the piece read
+    /// there is the promotion piece.
+    fn exchange(&mut self, t: f64, ends: impl Fn(Hand) -> bool, out: &mut Vec<Event>) {
+        for (sq, hand, piece) in self.unexchanged.extract_if(.., |u| ends(u.1)) {
+            self.board.set_piece_at(sq, piece);
+            out.push(Event { t, action: Action::Remove(Some(sq)), hand, conf: Some(BOARD_CONF) });
+            out.push(Event { t, action: Action::Place { sq, piece }, hand, conf: Some(BOARD_CONF) });
+        }
+    }
+
+    fn read_now(&mut self, t: f64, obs: Observation, out: &mut Vec<Event>) {
         let emit = |hand: Hand, action: Action, conf: f32, out: &mut Vec<Event>| {
             out.push(Event { t, action, hand, conf: Some(conf) });
         };
@@ -164,6 +194,7 @@ impl Interpreter {
                         self.board.discard_piece_at(sq);
                     }
                 }
+                self.unexchanged.retain(|u| u.0 != sq);
                 match (from, to) {
                     (Some(piece), None) => {
                         let hand = self.hand_or_guess(hand, piece.color);
@@ -186,17 +217,18 @@ impl Interpreter {
                             Some(i) => {
                                 let Held { hand: holder, piece: held, from, at: lifted } = self.held.remove(i);
                                 self.last_hand = Some(holder);
-                                if held.role == Role::Pawn && seen.role != Role::Pawn && sq.rank() == held.color.other().backrank() {
-                                    // Promotion: the pawn went aside and the new piece stands there.
-                                    emit(holder, Action::Remove(None), BOARD_CONF, out);
-                                    emit(holder, Action::Place { sq, piece: seen }, BOARD_CONF, out);
-                                } else {
-                                    self.board.set_piece_at(sq, held);
-                                    // Back where it stood, at once: maybe only lifted and put
-                                    // back, maybe a piece the readings lost for a moment.
-                                    let conf = if from == sq && t - lifted < PUT_BACK_S { PUT_BACK_CONF } else { BOARD_CONF };
-                                    emit(holder, Action::Release(sq), conf, out);
+                                // The piece a hand held is the one set down, whatever the model
+                                // reads: a pawn on the last rank among them (the model, which never
+                                // sees one there in play, reads it as another piece), waiting to be
+                                // exchanged.
+                                self.board.set_piece_at(sq, held);
+                                if held.role == Role::Pawn && sq.rank() == held.color.other().backrank() {
+                                    self.unexchanged.push((sq, holder, seen));
                                 }
+                                // Back where it stood, at once: maybe only lifted and put back,
+                                // maybe a piece the readings lost for a moment.
+                                let conf = if from == sq && t - lifted < PUT_BACK_S { PUT_BACK_CONF } else { BOARD_CONF };
+                                emit(holder, Action::Release(sq), conf, out);
                             }
                             None => {
                                 let hand = self.hand_or_guess(hand, seen.color);
@@ -230,6 +262,7 @@ impl Interpreter {
                 for _ in 0..n {
                     emit(hand, Action::Remove(None), BOARD_CONF, out);
                 }
+                self.exchange(t, |u| u == hand, out);
             }
         }
     }

@@ -408,4 +408,107 @@ mod tests {
             assert_eq!(got, [("lift", Some(Square::G1), 0.95), ("release", Some(Square::G1), conf)], "gone for {gone} readings");
         }
     }
+
+    /// Feeds `n` readings of `board`, 0.05 s apart, with White's arm up the e-file to e8, or
+    /// no hand at all.
+    fn feed_e_file(tracker: &mut Tracker, t: &mut f64, board: &Board, hand: bool, n: usize, out: &mut Vec<Event>) {
+        for _ in 0..n {
+            *t += 0.05;
+            let mut r = reading(*t, board);
+            if hand {
+                arm(&mut r.hands.white, 29, 5..=53);
+            }
+            tracker.push(&r, out);
+        }
+    }
+
+    /// Each event as its name, the piece placed and the square: "place Q e8".
+    fn events(out: &[Event]) -> Vec<String> {
+        out.iter()
+            .map(|e| {
+                let piece = match e.action {
+                    Action::Place { piece, .. } => format!(" {}", piece.char()),
+                    _ => String::new(),
+                };
+                let sq = e.action.square().map(|sq| format!(" {sq}")).unwrap_or_default();
+                format!("{}{piece}{sq}", e.action.name())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_pawn_set_on_the_last_rank_waits_for_its_exchange() {
+        let board = |fen: &str| fen.parse::<shakmaty::fen::Fen>().unwrap().as_setup().board.clone();
+        let start = board("8/4P1k1/8/8/8/8/6K1/8");
+        let lifted = board("8/6k1/8/8/8/8/6K1/8");
+        // The model never saw a pawn on the last rank: it reads the pawn set on e8 as a queen.
+        let on_e8 = board("4Q3/6k1/8/8/8/8/6K1/8");
+
+        // The pawn is set down, lifted off again, and a queen put in its place.
+        let mut tracker = Tracker::new(start.clone(), Options::default());
+        let (mut out, mut t) = (Vec::new(), 0.0);
+        feed_e_file(&mut tracker, &mut t, &start, true, 4, &mut out);
+        feed_e_file(&mut tracker, &mut t, &lifted, true, 8, &mut out);
+        feed_e_file(&mut tracker, &mut t, &on_e8, true, 8, &mut out);
+        feed_e_file(&mut tracker, &mut t, &lifted, true, 8, &mut out);
+        // The hand is away two seconds, fetching the queen.
+        feed_e_file(&mut tracker, &mut t, &lifted, false, 40, &mut out);
+        feed_e_file(&mut tracker, &mut t, &on_e8, true, 8, &mut out);
+        feed_e_file(&mut tracker, &mut t, &on_e8, false, 8, &mut out);
+        tracker.finish(&mut out);
+        let expected = ["lift e7", "release e8", "lift e8", "remove", "place Q e8"];
+        assert_eq!(events(&out), expected);
+
+        // The pawn is exchanged in the hand: what the hand set down was the queen.
+        let mut tracker = Tracker::new(start.clone(), Options::default());
+        let (mut out, mut t) = (Vec::new(), 0.0);
+        feed_e_file(&mut tracker, &mut t, &start, true, 4, &mut out);
+        feed_e_file(&mut tracker, &mut t, &lifted, true, 8, &mut out);
+        feed_e_file(&mut tracker, &mut t, &on_e8, true, 8, &mut out);
+        feed_e_file(&mut tracker, &mut t, &on_e8, false, 8, &mut out);
+        tracker.finish(&mut out);
+        let expected = ["lift e7", "release e8", "remove e8", "place Q e8"];
+        assert_eq!(events(&out), expected);
+        assert!(out.iter().all(|e| e.hand.to_string() == "w1"), "{out:?}");
+    }
+
+    #[test]
+    fn a_palm_reaching_the_far_rank_stays_its_players() {
+        let board = Board::default();
+        let mut tracker = Tracker::new(board.clone(), Options::default());
+        let mut out = Vec::new();
+        let mut r = reading(0.05, &board);
+        arm(&mut r.hands.white, 29, 6..=53);
+        tracker.push(&r, &mut out);
+        // The palm reaches over e8 into Black's margin and the model loses the arm.
+        let mut r = reading(0.10, &board);
+        arm(&mut r.hands.white, 29, 1..=10);
+        tracker.push(&r, &mut out);
+        let ids: Vec<String> = tracker.hands().iter().map(|tr| tr.hand.to_string()).collect();
+        assert_eq!(ids, ["w1"]);
+    }
+
+    #[test]
+    fn a_hand_resting_by_the_edge_comes_back_as_itself() {
+        let board = Board::default();
+        let mut tracker = Tracker::new(board.clone(), Options::default());
+        let mut out = Vec::new();
+        // White's left hand over the board, then drawn back into the margin.
+        let mut r = reading(0.05, &board);
+        arm(&mut r.hands.white, 12, 35..=53);
+        tracker.push(&r, &mut out);
+        let mut r = reading(0.10, &board);
+        arm(&mut r.hands.white, 12, 51..=53);
+        arm(&mut r.hands.white, 15, 51..=53);
+        tracker.push(&r, &mut out);
+        // It sweeps back in, its arm now across the right half of the edge.
+        let mut r = reading(0.15, &board);
+        for c in (13..=49).step_by(3) {
+            arm(&mut r.hands.white, c, 51..=53);
+        }
+        arm(&mut r.hands.white, 40, 30..=53);
+        tracker.push(&r, &mut out);
+        let ids: Vec<String> = tracker.hands().iter().map(|tr| tr.hand.to_string()).collect();
+        assert_eq!(ids, ["w2"]);
+    }
 }

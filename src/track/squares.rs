@@ -21,7 +21,7 @@ use shakmaty::{Board, Color, Piece, Role, Square};
 use super::Options;
 use super::hands::Hands;
 use crate::detect::{Reading, SquareReading};
-use crate::detect::reading::class_piece;
+use crate::detect::reading::{CLASSES, class_piece, piece_class};
 use crate::events::Hand;
 
 /// What the board readings show, dated and attributed.
@@ -49,14 +49,30 @@ pub enum Seen {
     },
 }
 
+/// A kind of content (empty, or a piece of a colour) that trusted readings in a row showed
+/// instead of the stable one.
+#[derive(Clone, Copy, Debug)]
+struct Candidate {
+    kind: Option<Color>,
+    /// How many readings showed it.
+    n: usize,
+    /// When the first did.
+    first: f64,
+    /// Their class probabilities, summed: the piece's kind is read from all of them.
+    classes: [f32; CLASSES],
+}
+
+/// How many times as likely as a queen another piece must read to be taken for an
+/// underpromotion (see [`best_of_color`]).
+const UNDERPROMOTION_ODDS: f32 = 10.0;
+
 /// A time and the hand seen then.
 type Sighting = Option<(f64, Option<Hand>)>;
 
 #[derive(Clone, Copy, Debug, Default)]
 struct SquareState {
-    /// The class being considered instead of the stable one, how many trusted readings in a row
-    /// showed it, and when the first did.
-    candidate: Option<(Option<Piece>, usize, f64)>,
+    /// The kind being considered instead of the stable one.
+    candidate: Option<Candidate>,
     /// Trusted readings in a row that recognise no class well, and when the first came.
     doubt: Option<(usize, f64)>,
     knocked: bool,
@@ -159,15 +175,19 @@ impl Squares {
                 st.candidate = None;
                 continue;
             }
-            let class = kind.map(|color| best_of_color(r, color, sq, &self.board));
-            let (n, first) = match st.candidate {
-                Some((c, n, first)) if c.map(|p| p.color) == kind => (n + 1, first),
-                _ => (1, t),
+            let mut candidate = match st.candidate {
+                Some(c) if c.kind == kind => Candidate { n: c.n + 1, ..c },
+                _ => Candidate { kind, n: 1, first: t, classes: [0.0; CLASSES] },
             };
-            st.candidate = Some((class, n, first));
+            for (sum, p) in candidate.classes.iter_mut().zip(r.classes) {
+                *sum += p;
+            }
+            st.candidate = Some(candidate);
+            let Candidate { n, first, classes, .. } = candidate;
             if n < opts.hold {
                 continue;
             }
+            let class = kind.map(|color| best_of_color(&classes, color, sq, &self.board));
             // Leaving: the last grasp; arriving: the fingers' last touch before it was seen.
             let evidence = st.last_contact.or(st.last_near);
             let when = match (class, st.last_contact) {
@@ -219,15 +239,56 @@ fn best_kind(r: &SquareReading) -> (Option<Color>, f32) {
     }
 }
 
-/// The most likely piece of `color` on `sq`, among those that can stand there: no second king
-/// while `board` has that colour's king elsewhere (a pawn may stand on the last rank for a
-/// moment: the player puts it there before exchanging it).
-fn best_of_color(r: &SquareReading, color: Color, sq: Square, board: &Board) -> Piece {
+/// The most likely piece of `color` on `sq` given class probabilities `classes` (summed over
+/// readings), among those that can stand there: no second king while `board` has that colour's
+/// king elsewhere.
+///
+/// On the last rank of `color`'s pawns, the kind matters only for a piece no hand held: a
+/// promotion piece, where the model is least sure of kinds (it never saw a pawn there, and reads
+/// a queen as a rook or a king half the time). There it is a queen, as almost every promotion
+/// is, unless a knight, rook or bishop reads at least [`UNDERPROMOTION_ODDS`] times as likely.
+fn best_of_color(classes: &[f32; CLASSES], color: Color, sq: Square, board: &Board) -> Piece {
     let start = if color == Color::White { 1 } else { 7 };
     let possible = |role: Role| role != Role::King || board.king_of(color).is_none_or(|k| k == sq);
+    let of = |role: Role| classes[piece_class(Some(Piece { color, role }))];
+    if sq.rank() == color.other().backrank() && possible(Role::Queen) {
+        let under = [Role::Knight, Role::Rook, Role::Bishop].into_iter().max_by(|a, b| of(*a).total_cmp(&of(*b)));
+        return match under {
+            Some(role) if of(role) >= UNDERPROMOTION_ODDS * of(Role::Queen) => Piece { color, role },
+            _ => Piece { color, role: Role::Queen },
+        };
+    }
     (start..start + 6)
-        .filter_map(|i| class_piece(i).map(|p| (p, r.classes[i])))
+        .filter_map(|i| class_piece(i).map(|p| (p, classes[i])))
         .filter(|&(p, _)| possible(p.role))
         .max_by(|a, b| a.1.total_cmp(&b.1))
         .map_or(Piece { color, role: Role::Queen }, |(p, _)| p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn classes(probs: &[(char, f32)]) -> [f32; CLASSES] {
+        let mut classes = [0.0; CLASSES];
+        for &(c, p) in probs {
+            classes[piece_class(Piece::from_char(c))] = p;
+        }
+        classes
+    }
+
+    #[test]
+    fn a_piece_on_the_promotion_rank_is_a_queen_unless_another_reads_far_likelier() {
+        let board: Board = "8/6k1/8/8/8/8/6K1/8".parse::<shakmaty::fen::Fen>().unwrap().as_setup().board.clone();
+        let white = |probs: &[(char, f32)], sq| best_of_color(&classes(probs), Color::White, sq, &board).char();
+        // A queen read as a rook (the rendered clips): a queen.
+        assert_eq!(white(&[('R', 0.6), ('Q', 0.1)], Square::E8), 'Q');
+        // A knight the model is sure of: an underpromotion.
+        assert_eq!(white(&[('N', 0.9), ('Q', 0.05)], Square::E8), 'N');
+        // Anywhere else, the likeliest piece; never a second king.
+        assert_eq!(white(&[('R', 0.89), ('Q', 0.07)], Square::E4), 'R');
+        assert_eq!(white(&[('K', 0.6), ('Q', 0.3)], Square::E4), 'Q');
+        // Black promotes on the first rank.
+        assert_eq!(best_of_color(&classes(&[('r', 0.8), ('q', 0.1)]), Color::Black, Square::A1, &board).char(), 'q');
+    }
 }
