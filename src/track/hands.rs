@@ -266,9 +266,8 @@ fn blobs_by_side(map: &HandMap, tracks: &[Track], expected: Color, opts: &Option
             let latest = tracks.iter().map(|tr| tr.seen).fold(f64::NEG_INFINITY, f64::max);
             tracks
                 .iter()
-                .filter(|tr| tr.seen == latest && tr.over_board && 2 * tr.overlap(&cells) >= cells.len())
+                .find(|tr| tr.seen == latest && tr.over_board && 2 * tr.overlap(&cells) >= cells.len())
                 .map(|tr| tr.hand.side == Color::White)
-                .next()
         };
         let white = if bottom > 0 && top > 0 {
             mass()

@@ -94,9 +94,18 @@ pub struct Interpreter {
     held: Vec<Held>,
     last_hand: Option<Hand>,
     last_t: f64,
-    /// Pawns set down on the last rank, not yet lifted again: the square, the hand, and the
-    /// piece the model read there.
-    unexchanged: Vec<(Square, Hand, Piece)>,
+    /// Pawns set down on the last rank, not yet lifted again.
+    unexchanged: Vec<Unexchanged>,
+}
+
+/// A pawn set down on the last rank, waiting to be exchanged.
+#[derive(Clone, Copy, Debug)]
+struct Unexchanged {
+    sq: Square,
+    /// The hand that set it down.
+    hand: Hand,
+    /// The piece the model read there (see `squares::best_of_color`).
+    read: Piece,
 }
 
 impl Interpreter {
@@ -146,12 +155,9 @@ impl Interpreter {
     }
 
     fn read(&mut self, t: f64, obs: Observation, out: &mut Vec<Event>) {
-        let (Observation::Change { hand, .. } | Observation::Touch { hand, .. } | Observation::Knock { hand, .. }) = obs else {
-            return self.read_now(t, obs, out);
-        };
-        // The opponent acts: the promotion is over.
-        if let Some(other) = hand {
-            self.exchange(t, |u| u.side != other.side, out);
+        // The opponent acts: a promotion left waiting is over.
+        if let Observation::Change { hand: Some(by), .. } | Observation::Touch { hand: Some(by), .. } | Observation::Knock { hand: Some(by), .. } = obs {
+            self.exchange(t, |hand| hand.side != by.side, out);
         }
         self.read_now(t, obs, out)
     }
@@ -161,10 +167,10 @@ impl Interpreter {
     /// lifted and replaced under the hand where the readings could not see it: the piece read
     /// there is the promotion piece.
     fn exchange(&mut self, t: f64, ends: impl Fn(Hand) -> bool, out: &mut Vec<Event>) {
-        for (sq, hand, piece) in self.unexchanged.extract_if(.., |u| ends(u.1)) {
-            self.board.set_piece_at(sq, piece);
+        for Unexchanged { sq, hand, read } in self.unexchanged.extract_if(.., |u| ends(u.hand)) {
+            self.board.set_piece_at(sq, read);
             out.push(Event { t, action: Action::Remove(Some(sq)), hand, conf: Some(BOARD_CONF) });
-            out.push(Event { t, action: Action::Place { sq, piece }, hand, conf: Some(BOARD_CONF) });
+            out.push(Event { t, action: Action::Place { sq, piece: read }, hand, conf: Some(BOARD_CONF) });
         }
     }
 
@@ -194,7 +200,7 @@ impl Interpreter {
                         self.board.discard_piece_at(sq);
                     }
                 }
-                self.unexchanged.retain(|u| u.0 != sq);
+                self.unexchanged.retain(|u| u.sq != sq);
                 match (from, to) {
                     (Some(piece), None) => {
                         let hand = self.hand_or_guess(hand, piece.color);
@@ -218,12 +224,12 @@ impl Interpreter {
                                 let Held { hand: holder, piece: held, from, at: lifted } = self.held.remove(i);
                                 self.last_hand = Some(holder);
                                 // The piece a hand held is the one set down, whatever the model
-                                // reads: a pawn on the last rank among them (the model, which never
-                                // sees one there in play, reads it as another piece), waiting to be
-                                // exchanged.
+                                // reads: a pawn on the last rank among them (the model never saw
+                                // one there in training and reads it as another piece), waiting
+                                // to be exchanged.
                                 self.board.set_piece_at(sq, held);
                                 if held.role == Role::Pawn && sq.rank() == held.color.other().backrank() {
-                                    self.unexchanged.push((sq, holder, seen));
+                                    self.unexchanged.push(Unexchanged { sq, hand: holder, read: seen });
                                 }
                                 // Back where it stood, at once: maybe only lifted and put back,
                                 // maybe a piece the readings lost for a moment.

@@ -243,15 +243,16 @@ fn best_kind(r: &SquareReading) -> (Option<Color>, f32) {
 /// readings), among those that can stand there: no second king while `board` has that colour's
 /// king elsewhere.
 ///
-/// On the last rank of `color`'s pawns, the kind matters only for a piece no hand held: a
-/// promotion piece, where the model is least sure of kinds (it never saw a pawn there, and reads
-/// a queen as a rook or a king half the time). There it is a queen, as almost every promotion
-/// is, unless a knight, rook or bishop reads at least [`UNDERPROMOTION_ODDS`] times as likely.
+/// On the last rank of `color`'s pawns, a piece no hand held is a promotion piece (the
+/// interpreter names a held piece by where it was lifted), and there the model is least sure of
+/// kinds: it never saw a pawn there, and reads a queen as a rook or a king half the time. So it
+/// is a queen, as almost every promotion is, unless a knight, rook or bishop reads at least
+/// [`UNDERPROMOTION_ODDS`] times as likely.
 fn best_of_color(classes: &[f32; CLASSES], color: Color, sq: Square, board: &Board) -> Piece {
     let start = if color == Color::White { 1 } else { 7 };
     let possible = |role: Role| role != Role::King || board.king_of(color).is_none_or(|k| k == sq);
     let of = |role: Role| classes[piece_class(Some(Piece { color, role }))];
-    if sq.rank() == color.other().backrank() && possible(Role::Queen) {
+    if sq.rank() == color.other().backrank() {
         let under = [Role::Knight, Role::Rook, Role::Bishop].into_iter().max_by(|a, b| of(*a).total_cmp(&of(*b)));
         return match under {
             Some(role) if of(role) >= UNDERPROMOTION_ODDS * of(Role::Queen) => Piece { color, role },
