@@ -10,8 +10,9 @@
 //! the rule engine's default `--min-conf` of 0.7; shorter ones only support a judgement (the
 //! board model's contact reading is the weakest of its outputs: see models/README.md). A short
 //! run (under 0.4 s) followed within [`Options::graze_s`] by the same hand's contact with
-//! another square is a graze on the way there: a `brush`. Vision cannot
-//! tell a brush from a deliberate touch; it says how sure it is and the engine decides.
+//! another square, or its grasp of another piece, is a graze on the way there: a `brush`.
+//! Vision cannot tell a brush from a deliberate touch; it says how sure it is and the engine
+//! decides.
 
 use shakmaty::Square;
 
@@ -49,6 +50,8 @@ struct Run {
 #[derive(Clone, Debug, Default)]
 pub struct Contacts {
     runs: Vec<Run>,
+    /// Recent grasps (runs whose piece left): the hand, and when the piece left.
+    grasps: Vec<(Option<Hand>, f64)>,
 }
 
 impl Contacts {
@@ -85,7 +88,17 @@ impl Contacts {
     }
 
     fn decide(&mut self, t: f64, squares: &Squares, opts: &Options, all: bool, out: &mut Vec<Touch>) {
+        // A grasp is a contact elsewhere as much as a touch is: remember the runs that were.
+        for run in self.runs.iter().filter(|r| squares.changed(r.sq) >= r.first) {
+            let grasp = (run.hand, squares.changed(run.sq));
+            if !self.grasps.contains(&grasp) {
+                self.grasps.push(grasp);
+            }
+        }
+        let oldest = self.runs.iter().map(|r| r.first).fold(t, f64::min);
+        self.grasps.retain(|&(_, left)| left >= oldest);
         let runs = self.runs.clone();
+        let grasps = &self.grasps;
         self.runs.retain(|run| {
             let ready = all || (!run.open && t > run.last + opts.graze_s && squares.confirmed(run.sq) > run.last);
             let lifted = squares.changed(run.sq) >= run.first;
@@ -94,10 +107,10 @@ impl Contacts {
             }
             if !lifted && run.last > run.first {
                 let length = run.last - run.first;
+                let soon_after = |hand: Option<Hand>, first: f64| hand == run.hand && first > run.last && first <= run.last + opts.graze_s;
                 let graze = length < 0.4
-                    && runs.iter().any(|o| {
-                        o.sq != run.sq && o.hand == run.hand && o.first > run.last && o.first <= run.last + opts.graze_s
-                    });
+                    && (runs.iter().any(|o| o.sq != run.sq && soon_after(o.hand, o.first))
+                        || grasps.iter().any(|&(hand, left)| soon_after(hand, left)));
                 let conf = if graze { 0.4 } else { (0.4 + length).min(0.9) as f32 };
                 out.push(Touch { sq: run.sq, t: run.first, hand: run.hand, conf, brush: graze });
             }

@@ -511,4 +511,32 @@ mod tests {
         let ids: Vec<String> = tracker.hands().iter().map(|tr| tr.hand.to_string()).collect();
         assert_eq!(ids, ["w2"]);
     }
+
+    #[test]
+    fn a_short_contact_just_before_grasping_another_piece_is_a_brush() {
+        let start = Board::default();
+        let mut lifted = start.clone();
+        lifted.discard_piece_at(Square::E1);
+        let mut tracker = Tracker::new(start.clone(), Options::default());
+        let (mut out, mut t) = (Vec::new(), 0.0);
+        // White's hand comes in over d1 and e1, its fingers on both for a moment, then on e1
+        // only, and lifts the king.
+        let phases: [(&Board, &[Square], usize); 4] =
+            [(&start, &[], 4), (&start, &[Square::D1, Square::E1], 2), (&start, &[Square::E1], 3), (&lifted, &[], 8)];
+        for (board, touched, n) in phases {
+            for _ in 0..n {
+                t += 0.05;
+                let mut r = reading(t, board);
+                arm(&mut r.hands.white, 28, 40..=53);
+                for &sq in touched {
+                    r.squares[sq as usize].contact = 0.9;
+                }
+                tracker.push(&r, &mut out);
+            }
+        }
+        tracker.finish(&mut out);
+        let got = events(&out);
+        assert_eq!(got.first().map(String::as_str), Some("brush d1"), "{got:?}");
+        assert!(got.contains(&"lift e1".to_string()), "{got:?}");
+    }
 }
