@@ -213,3 +213,12 @@ fn a_doubtful_contact_then_a_sure_one_leaves_only_the_declaration_in_doubt() {
     let Record::Ruling(r) = &out[0] else { unreachable!() };
     assert!(r.text.contains("said \"j'adoube\" before touching the knight on f3") && !r.text.contains("accidental"), "{}", r.text);
 }
+
+#[test]
+fn two_hands_are_an_illegal_move_only_when_the_tracker_is_sure_of_both() {
+    // The captured pawn goes off with one hand, the bishop moves with the other.
+    let script = |conf: &str| format!("1 w2 lift f7\n2 w2 remove\n3 w1 lift c4 {conf}\n4 w1 release f7 {conf}\n5 w1 press");
+    assert_eq!(summary(&run(ITALIAN, CLOCK, &script(""))), ["illegal 7.5.4", "move Bxf7+"]);
+    // The tracker doubts the second hand is not the first one back.
+    assert_eq!(summary(&run(ITALIAN, CLOCK, &script("conf=0.6"))), ["judgement 7.5.4", "move Bxf7+"]);
+}

@@ -96,7 +96,7 @@ struct Turn {
     touches: Vec<Touch>,
     commitments: Vec<Commitment>,
     /// Hands that handled pieces since the board last stood as at the start of the move.
-    hands: Vec<Hand>,
+    hands: Vec<Handled>,
     made: Option<Made>,
     /// When the board first left the made move's position, if it has not come back to it.
     deviated_at: Option<f64>,
@@ -105,6 +105,15 @@ struct Turn {
     /// The board as it stood at the last ruling on an unmade move (an illegal move, unfinished
     /// castling), so the end of the input does not rule on it twice.
     ruled_board: Option<shakmaty::Board>,
+}
+
+/// A hand that handled a piece in the move in progress.
+#[derive(Clone, Copy, Debug)]
+struct Handled {
+    hand: Hand,
+    /// The highest confidence of its events: under `Options::min_conf`, the tracker doubts it
+    /// was this hand and not another (see `Engine::sure_hands`).
+    conf: f32,
 }
 
 /// A breach the opponent may still claim (4.8).
@@ -301,7 +310,7 @@ impl Engine {
                     self.warn(ev.t, format!("lift from {sq}, but no piece stands there; ignored."), out);
                     return;
                 };
-                self.handled(hand);
+                self.handled(ev);
                 if !made {
                     self.touch(ev, p, self.confidence_doubt(ev), out);
                 }
@@ -311,13 +320,13 @@ impl Engine {
                     self.warn(ev.t, format!("contact with {sq} by {hand}, which holds no piece; ignored."), out);
                     return;
                 }
-                self.handled(hand);
+                self.handled(ev);
                 if let (Some(p), false) = (self.phys.at(sq), made) {
                     self.touch(ev, p, self.confidence_doubt(ev), out);
                 }
             }
             Action::Contact { sq, piece: Some(piece) } => {
-                self.handled(hand);
+                self.handled(ev);
                 if !made {
                     self.promotion_piece(sq, piece);
                 }
@@ -330,7 +339,7 @@ impl Engine {
                 if let Some(under) = self.phys.put(sq, p) {
                     self.warn(ev.t, format!("{} released on {sq}, where {} stood; that piece is taken as captured.", describe::role(p.piece.role), describe::piece(under.piece, hand.side)), out);
                 }
-                self.handled(hand);
+                self.handled(ev);
                 if !made {
                     self.released(sq, p);
                     if p.origin == Some(sq) {
@@ -344,7 +353,7 @@ impl Engine {
                     self.warn(ev.t, format!("remove from {sq}, but no piece stands there; ignored."), out);
                     return;
                 };
-                self.handled(hand);
+                self.handled(ev);
                 if !made {
                     self.touch(ev, p, self.confidence_doubt(ev), out);
                 }
@@ -355,14 +364,14 @@ impl Engine {
                     self.warn(ev.t, format!("{hand} put a piece aside but holds none; ignored."), out);
                     return;
                 }
-                self.handled(hand);
+                self.handled(ev);
                 self.board_changed(ev, out);
             }
             Action::Place { sq, piece } => {
                 if let Some(under) = self.phys.put(sq, Tracked { piece, origin: None }) {
                     self.warn(ev.t, format!("{} placed on {sq}, where {} stood; that piece is taken off the board.", describe::role(piece.role), describe::piece(under.piece, hand.side)), out);
                 }
-                self.handled(hand);
+                self.handled(ev);
                 if !made {
                     self.promotion_piece(sq, piece);
                 }
@@ -405,10 +414,12 @@ impl Engine {
         }
     }
 
-    fn handled(&mut self, hand: Hand) {
+    fn handled(&mut self, ev: &Event) {
         self.turn.declared = false;
-        if !self.turn.hands.contains(&hand) {
-            self.turn.hands.push(hand);
+        let conf = ev.conf.unwrap_or(1.0);
+        match self.turn.hands.iter_mut().find(|h| h.hand == ev.hand) {
+            Some(h) => h.conf = h.conf.max(conf),
+            None => self.turn.hands.push(Handled { hand: ev.hand, conf }),
         }
     }
 
@@ -657,7 +668,7 @@ impl Engine {
             self.rule(t, Verdict::Violation, Article::A4_7, me, vec![made.m], text, vec![made.evidence, Evidence { t: since, ev: "release", sq: None }], out);
         }
         let counts = how != Completion::End || !self.opts.clock;
-        if counts && self.turn.hands.len() >= 2 {
+        if counts && self.sure_hands() >= 2 {
             let text = format!(
                 "{} played {} with two hands and completed it: under 4.1 and 7.5.4 this is penalised as an illegal move; the move to replay is {}.",
                 describe::side(me),
@@ -665,8 +676,16 @@ impl Engine {
                 describe::san(&self.pos, m)
             );
             self.illegal(t, Article::A7_5_4, vec![m], text, vec![made.evidence], out);
+        } else if counts && self.turn.hands.len() >= 2 {
+            let doubt = self.turn.hands.iter().map(|h| h.conf).fold(1.0, f32::min);
+            let text = format!(
+                "{} played {} with what the tracker took for two hands, one of them in doubt (tracker confidence {doubt:.2}): under 4.1 and 7.5.4 a move played with two hands is penalised as an illegal move. The arbiter decides whether it was one hand or two.",
+                describe::side(me),
+                describe::san(&self.pos, m)
+            );
+            self.rule(t, Verdict::Judgement, Article::A7_5_4, me, vec![m], text, vec![made.evidence], out);
         } else if let (Completion::Press(press), [mover]) = (how, self.turn.hands.as_slice())
-            && press != *mover
+            && press != mover.hand
         {
             let text = format!(
                 "{} played {} with one hand and pressed the clock with the other: under 6.2.3 this is not an illegal move, but the arbiter may penalise it (12.9).",
@@ -734,7 +753,7 @@ impl Engine {
                 }
             }
             Some(Attempt::Relocation { role, from, to }) => {
-                let two_hands = if self.turn.hands.len() >= 2 { ", with two hands (one illegal move, 7.5.4)" } else { "" };
+                let two_hands = if self.sure_hands() >= 2 { ", with two hands (one illegal move, 7.5.4)" } else { "" };
                 let then = match &ob {
                     Obligation::Only(_, allowed) => format!("; the move that replaces it must be {} (4.3, 4.7)", describe::moves(&self.pos, allowed)),
                     _ => String::new(),
@@ -803,6 +822,12 @@ impl Engine {
             describe::side(me)
         );
         self.illegal(t, Article::A7_5_3, ob.moves().to_vec(), text, vec![Evidence { t, ev: "press", sq: None }], out);
+    }
+
+    /// How many hands handled pieces in the move in progress with confidence at least
+    /// `Options::min_conf` in one event at least.
+    fn sure_hands(&self) -> usize {
+        self.turn.hands.iter().filter(|h| h.conf >= self.opts.min_conf).count()
     }
 
     /// Emits an illegal-move ruling with its penalty (7.5.5, A.3, A.5.2).

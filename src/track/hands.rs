@@ -77,10 +77,24 @@ pub struct Left {
     pub t: f64,
 }
 
+/// When a track began, and whether its number is in doubt.
+#[derive(Clone, Copy, Debug)]
+struct Birth {
+    hand: Hand,
+    t: f64,
+    /// It came with no other hand of its side in view and took another number than the side's
+    /// last hand: where an arm crosses the edge is a weak witness of which hand it is, so this
+    /// may be the same hand back.
+    doubtful: bool,
+}
+
 /// The live tracks.
 #[derive(Clone, Debug, Default)]
 pub struct Hands {
     tracks: Vec<Track>,
+    births: Vec<Birth>,
+    /// The number of each side's (Black's, White's) latest hand.
+    last: [Option<u8>; 2],
 }
 
 impl Hands {
@@ -96,6 +110,9 @@ impl Hands {
         let [white, black] = blobs_by_side(map, &self.tracks, expected, opts);
         self.match_side(map, Color::White, white, t);
         self.match_side(map, Color::Black, black, t);
+        for tr in self.tracks.iter().filter(|tr| tr.seen == t) {
+            self.last[tr.hand.side as usize] = Some(tr.hand.number);
+        }
         // Tracks unseen for too long are dropped.
         self.tracks.retain(|tr| t - tr.seen <= opts.hand_lost_s);
         for (hand, over, seen) in before {
@@ -106,6 +123,14 @@ impl Hands {
                 left.push(Left { hand, t: seen });
             }
         }
+    }
+
+    /// Whether the number of `hand` was in doubt at `t` (see [`Birth::doubtful`]): the track
+    /// that carried that id then began alone, with another number than its side's last hand.
+    pub fn doubtful(&self, hand: Hand, t: f64) -> bool {
+        // Events are dated back to the readings that showed them, by up to a second.
+        let births = || self.births.iter().filter(|b| b.hand == hand);
+        births().rfind(|b| b.t <= t + 1.0).or_else(|| births().next()).is_some_and(|b| b.doubtful)
     }
 
     /// The track of any side nearest to `sq` (distance in squares), seen over the board in the
@@ -184,7 +209,10 @@ impl Hands {
                     let number = [arm.unwrap_or(1), if arm == Some(2) { 1 } else { 2 }].into_iter().find(|n| !live.contains(n));
                     match number {
                         Some(number) => {
-                            self.tracks.push(Track { hand: Hand { side, number }, cells, over_board, seen: t, arm });
+                            let hand = Hand { side, number };
+                            let doubtful = live.is_empty() && self.last[side as usize].is_some_and(|last| last != number);
+                            self.births.push(Birth { hand, t, doubtful });
+                            self.tracks.push(Track { hand, cells, over_board, seen: t, arm });
                             taken.push(true);
                         }
                         None => {

@@ -38,6 +38,11 @@ use squares::{Seen, Squares};
 /// often seen a few frames after the hand).
 const LEFT_GRACE_S: f64 = 1.5;
 
+/// Events by a hand whose number is in doubt (it came alone and took another number than its
+/// side's last hand) carry at most this confidence, under the rule engine's default `--min-conf`:
+/// whether a player used two hands (4.1, 7.5.4) is then left to the arbiter.
+const IDENTITY_CONF: f32 = 0.6;
+
 /// The tracker's thresholds.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Options {
@@ -153,7 +158,9 @@ impl Tracker {
         let settled = self.squares.settled();
         self.take_leaving(|left| left.t + LEFT_GRACE_S < settled);
         let until = settled.min(self.contacts.pending_since()).min(t);
+        let from = out.len();
         self.interpreter.flush(until, out);
+        self.doubt_identities(&mut out[from..]);
     }
 
     /// Ends the input: decides what is pending and appends the remaining events.
@@ -162,7 +169,16 @@ impl Tracker {
         self.contacts.finish(&self.squares, &self.opts, &mut touches);
         self.take_touches(touches);
         self.take_leaving(|_| true);
+        let from = out.len();
         self.interpreter.flush(f64::INFINITY, out);
+        self.doubt_identities(&mut out[from..]);
+    }
+
+    /// Events by a hand whose number is in doubt carry at most [`IDENTITY_CONF`].
+    fn doubt_identities(&self, events: &mut [Event]) {
+        for e in events.iter_mut().filter(|e| self.hands.doubtful(e.hand, e.t)) {
+            e.conf = Some(e.conf.unwrap_or(1.0).min(IDENTITY_CONF));
+        }
     }
 
     /// The side whose hands are expected next over the board (the player to move, or the
@@ -538,5 +554,36 @@ mod tests {
         let got = events(&out);
         assert_eq!(got.first().map(String::as_str), Some("brush d1"), "{got:?}");
         assert!(got.contains(&"lift e1".to_string()), "{got:?}");
+    }
+
+    #[test]
+    fn a_hand_back_alone_with_the_other_number_is_in_doubt() {
+        let board = |fen: &str| fen.parse::<shakmaty::fen::Fen>().unwrap().as_setup().board.clone();
+        let start = Board::default();
+        let g1_gone = board("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKB1R");
+        let on_f3 = board("rnbqkbnr/pppppppp/8/8/8/5N2/PPPPPPPP/RNBQKB1R");
+        let b1_gone = board("rnbqkbnr/pppppppp/8/8/8/5N2/PPPPPPPP/R1BQKB1R");
+        let on_c3 = board("rnbqkbnr/pppppppp/8/8/8/2N2N2/PPPPPPPP/R1BQKB1R");
+        let mut tracker = Tracker::new(start.clone(), Options::default());
+        let (mut out, mut t) = (Vec::new(), 0.0);
+        // The right hand (its arm on the h-file side of White's edge) plays g1-f3 and leaves;
+        // then a hand comes alone across the a-file side and plays b1-c3.
+        let phases: [(&Board, Option<usize>, usize); 7] =
+            [(&start, Some(39), 4), (&g1_gone, Some(39), 8), (&on_f3, Some(39), 4), (&on_f3, None, 40), (&on_f3, Some(12), 4), (&b1_gone, Some(12), 8), (&on_c3, None, 40)];
+        for (board, arm_col, n) in phases {
+            for _ in 0..n {
+                t += 0.05;
+                let mut r = reading(t, board);
+                if let Some(col) = arm_col {
+                    arm(&mut r.hands.white, col, 27..=53);
+                }
+                tracker.push(&r, &mut out);
+            }
+        }
+        tracker.finish(&mut out);
+        let got: Vec<(String, String, f32)> = out.iter().map(|e| (e.hand.to_string(), e.action.name().to_string(), e.conf.unwrap_or(1.0))).collect();
+        let hands: Vec<&str> = got.iter().map(|g| g.0.as_str()).collect();
+        assert_eq!(hands, ["w1", "w1", "w2", "w2"], "{got:?}");
+        assert!(got[..2].iter().all(|g| g.2 > 0.9) && got[2..].iter().all(|g| g.2 <= IDENTITY_CONF), "{got:?}");
     }
 }
