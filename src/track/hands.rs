@@ -31,6 +31,9 @@ const FRAGMENT_GAP: usize = 3;
 /// comes with an arm of its own.
 const ARMLESS_GAP: usize = 12;
 
+/// Seconds of track births kept to date events by (besides each hand's latest).
+const BIRTHS_KEPT_S: f64 = 120.0;
+
 /// One hand (with its arm) as the tracker follows it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Track {
@@ -113,6 +116,16 @@ impl Hands {
         for tr in self.tracks.iter().filter(|tr| tr.seen == t) {
             self.last[tr.hand.side as usize] = Some(tr.hand.number);
         }
+        // Events are dated back seconds, not minutes: keep each hand's latest birth and the
+        // last two minutes'.
+        let mut latest: Vec<(Hand, f64)> = Vec::new();
+        for b in &self.births {
+            match latest.iter_mut().find(|(hand, _)| *hand == b.hand) {
+                Some(l) => l.1 = l.1.max(b.t),
+                None => latest.push((b.hand, b.t)),
+            }
+        }
+        self.births.retain(|b| b.t >= t - BIRTHS_KEPT_S || latest.contains(&(b.hand, b.t)));
         // Tracks unseen for too long are dropped.
         self.tracks.retain(|tr| t - tr.seen <= opts.hand_lost_s);
         for (hand, over, seen) in before {
