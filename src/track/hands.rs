@@ -13,9 +13,11 @@
 //! does one with no arm in its player's margin within [`ARMLESS_GAP`] (a palm the model cut off at
 //! the wrist: a second hand has an arm of its own). A new blob gets its number from the board edge
 //! its arm crosses: the arm of a player's right hand comes in on the right half of that player's
-//! edge (White at the bottom, Black at the top, seen from the player), numbered 1; the left hand's,
-//! 2. A blob with no arm in the margin takes the free number. A side has at most two hands: a third
-//! blob joins the nearest track.
+//! edge (White at the bottom, Black at the top, seen from the player), numbered 1, and the left
+//! hand's numbered 2. A blob with no arm in the margin takes the free number. A hand that comes
+//! while no other of its side is in view and takes another number than that side's last hand may be
+//! the same hand back: its number is in doubt ([`Hands::doubtful`]). A side has at most two hands:
+//! a third blob joins the nearest track.
 
 use shakmaty::{Color, Square};
 
