@@ -27,7 +27,7 @@ fn events_for(pos: &Chess, m: Move, t: &mut f64, out: &mut Vec<Event>) {
     let hand = Hand { side: pos.turn(), number: 1 };
     let mut push = |action| {
         *t += 0.25;
-        out.push(Event { t: *t, action, hand, conf: Some(0.95) });
+        out.push(Event { t: *t, action, hand, conf: Some(0.95), hand_conf: None });
     };
     let from = m.from().expect("standard chess moves have an origin");
     push(Action::Touch(from));

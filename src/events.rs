@@ -131,6 +131,9 @@ pub struct Event {
     pub hand: Hand,
     /// The tracker's confidence in the event, 0 to 1, where it gave one.
     pub conf: Option<f32>,
+    /// The tracker's confidence, 0 to 1, that `hand` is this hand and not its player's other
+    /// one (two hands in one move, 4.1), where it doubts it; none: sure.
+    pub hand_conf: Option<f32>,
 }
 
 /// A line of input that does not follow the contract.
@@ -157,6 +160,8 @@ struct Wire<'a> {
     hand: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     conf: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hand_conf: Option<f64>,
 }
 
 impl Event {
@@ -192,17 +197,20 @@ impl Event {
             piece: string("piece")?,
             hand: string("hand")?,
             conf: number("conf")?,
+            hand_conf: number("hand_conf")?,
         };
         if !wire.t.is_finite() || wire.t < 0.0 {
             return Err(err("t", format!("{} is not a time in seconds (finite, not negative)", wire.t)));
         }
         let hand = wire.hand.ok_or_else(|| err("hand", "missing: every event names a hand, e.g. \"w1\"".into()))?;
         let hand: Hand = hand.parse().map_err(|m| err("hand", m))?;
-        let conf = match wire.conf {
-            Some(c) if (0.0..=1.0).contains(&c) => Some(c as f32),
-            Some(c) => return Err(err("conf", format!("{c} is outside 0..1"))),
-            None => None,
+        let fraction = |field: &'static str, value: Option<f64>| match value {
+            Some(c) if (0.0..=1.0).contains(&c) => Ok(Some(c as f32)),
+            Some(c) => Err(err(field, format!("{c} is outside 0..1"))),
+            None => Ok(None),
         };
+        let conf = fraction("conf", wire.conf)?;
+        let hand_conf = fraction("hand_conf", wire.hand_conf)?;
         let square = |needed: bool| -> Result<Option<Square>, ParseError> {
             match wire.sq {
                 Some(s) => s
@@ -249,7 +257,7 @@ impl Event {
                 ));
             }
         };
-        Ok(Event { t: wire.t, action, hand, conf })
+        Ok(Event { t: wire.t, action, hand, conf, hand_conf })
     }
 
     /// Writes the event as one line of the contract (no trailing newline).
@@ -264,6 +272,7 @@ impl Event {
             piece: piece.as_deref(),
             hand: Some(&hand),
             conf: self.conf.map(|c| (f64::from(c) * 1000.0).round() / 1000.0),
+            hand_conf: self.hand_conf.map(|c| (f64::from(c) * 1000.0).round() / 1000.0),
         };
         serde_json::to_string(&wire).expect("an event always serialises")
     }
@@ -348,6 +357,7 @@ mod tests {
             r#"{"t":2.0,"ev":"brush","sq":"d2","hand":"w2","conf":0.4}"#,
             r#"{"t":3.0,"ev":"contact","sq":"e8","piece":"Q","hand":"w1"}"#,
             r#"{"t":4.0,"ev":"remove","hand":"b1"}"#,
+            r#"{"t":4.5,"ev":"lift","sq":"c4","hand":"w2","conf":0.95,"hand_conf":0.6}"#,
             r#"{"t":5.0,"ev":"place","sq":"e1","piece":"q","hand":"b1"}"#,
             r#"{"t":6.0,"ev":"press","hand":"b2"}"#,
         ];
@@ -369,6 +379,7 @@ mod tests {
             (r#"{"t":-1,"ev":"press","hand":"w1"}"#, "t"),
             (r#"{"t":"soon","ev":"press","hand":"w1"}"#, "t"),
             (r#"{"t":1,"ev":"press","hand":"w1","conf":2}"#, "conf"),
+            (r#"{"t":1,"ev":"press","hand":"w1","hand_conf":-0.5}"#, "hand_conf"),
             (r#"not json"#, "line"),
         ];
         for (text, field) in cases {

@@ -104,10 +104,13 @@ fn clean_clips_give_their_moves_and_no_ruling() {
 }
 
 #[test]
-fn a_two_handed_capture_is_an_illegal_move() {
+fn a_two_handed_capture_is_left_to_the_arbiter_when_the_hands_were_not_seen_together() {
+    // The second hand comes in as the first leaves (0.45 s together over the board, by the
+    // labels), but the model never shows both at once: the camera cannot rule out the first hand
+    // coming back, so 7.5.4 is named and left to the arbiter.
     let a = analyse("two-hands-capture", false);
     assert_eq!(moves(&a), ["c4f7"]);
-    assert_eq!(rulings(&a), [ruling("illegal", "7.5.4", "w")]);
+    assert_eq!(rulings(&a), [ruling("judgement", "7.5.4", "w")]);
 }
 
 #[test]

@@ -6,8 +6,8 @@ use shakmaty::{CastlingMode, Chess};
 use touchmove::events::Event;
 use touchmove::rules::{Engine, Options, Record};
 
-/// Runs events written one a line as `t hand ev [sq] [piece] [conf=C]`, e.g. `3 w1 place e8 Q`
-/// or `1 w1 touch g2 conf=0.5`.
+/// Runs events written one a line as `t hand ev [sq] [piece] [conf=C] [hand_conf=C]`, e.g.
+/// `3 w1 place e8 Q` or `1 w1 touch g2 conf=0.5`.
 fn run(fen: &str, opts: Options, script: &str) -> Vec<Record> {
     let pos: Chess = fen.parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap();
     let mut engine = Engine::new(pos, opts);
@@ -15,15 +15,16 @@ fn run(fen: &str, opts: Options, script: &str) -> Vec<Record> {
     for (i, line) in script.lines().map(str::trim).filter(|l| !l.is_empty()).enumerate() {
         let w: Vec<&str> = line.split_whitespace().collect();
         let mut json = format!(r#"{{"t":{},"hand":"{}","ev":"{}""#, w[0], w[1], w[2]);
-        let (conf, args): (Vec<&str>, Vec<&str>) = w[3..].iter().partition(|a| a.starts_with("conf="));
+        let (confs, args): (Vec<&str>, Vec<&str>) = w[3..].iter().partition(|a| a.contains("conf="));
         if let Some(sq) = args.first() {
             json.push_str(&format!(r#","sq":"{sq}""#));
         }
         if let Some(piece) = args.get(1) {
             json.push_str(&format!(r#","piece":"{piece}""#));
         }
-        if let Some(c) = conf.first() {
-            json.push_str(&format!(r#","conf":{}"#, &c["conf=".len()..]));
+        for c in confs {
+            let (field, value) = c.split_once('=').unwrap();
+            json.push_str(&format!(r#","{field}":{value}"#));
         }
         json.push('}');
         engine.apply(&Event::parse(&json, i + 1).unwrap(), &mut out);
@@ -217,8 +218,10 @@ fn a_doubtful_contact_then_a_sure_one_leaves_only_the_declaration_in_doubt() {
 #[test]
 fn two_hands_are_an_illegal_move_only_when_the_tracker_is_sure_of_both() {
     // The captured pawn goes off with one hand, the bishop moves with the other.
-    let script = |conf: &str| format!("1 w2 lift f7\n2 w2 remove\n3 w1 lift c4 {conf}\n4 w1 release f7 {conf}\n5 w1 press");
+    let script = |doubt: &str| format!("1 w2 lift f7\n2 w2 remove\n3 w1 lift c4 {doubt}\n4 w1 release f7 {doubt}\n5 w1 press");
     assert_eq!(summary(&run(ITALIAN, CLOCK, &script(""))), ["illegal 7.5.4", "move Bxf7+"]);
+    // Doubt about the events themselves is not doubt about the hands.
+    assert_eq!(summary(&run(ITALIAN, CLOCK, &script("conf=0.6"))), ["illegal 7.5.4", "move Bxf7+"]);
     // The tracker doubts the second hand is not the first one back.
-    assert_eq!(summary(&run(ITALIAN, CLOCK, &script("conf=0.6"))), ["judgement 7.5.4", "move Bxf7+"]);
+    assert_eq!(summary(&run(ITALIAN, CLOCK, &script("hand_conf=0.6"))), ["judgement 7.5.4", "move Bxf7+"]);
 }

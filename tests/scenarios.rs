@@ -168,9 +168,9 @@ fn the_engine_follows_the_move_actually_played_after_a_breach() {
     let mut evs = events(&s.events);
     let t = evs.last().unwrap().t;
     let b = Hand { side: Color::Black, number: 1 };
-    evs.push(Event { t: t + 1.0, action: Action::Lift("g8".parse().unwrap()), hand: b, conf: None });
-    evs.push(Event { t: t + 2.0, action: Action::Release("f6".parse().unwrap()), hand: b, conf: None });
-    evs.push(Event { t: t + 3.0, action: Action::Press, hand: b, conf: None });
+    evs.push(Event { t: t + 1.0, action: Action::Lift("g8".parse().unwrap()), hand: b, conf: None, hand_conf: None });
+    evs.push(Event { t: t + 2.0, action: Action::Release("f6".parse().unwrap()), hand: b, conf: None, hand_conf: None });
+    evs.push(Event { t: t + 3.0, action: Action::Press, hand: b, conf: None, hand_conf: None });
     let outcome = run(pos, options(&s.flags), &evs);
     assert_eq!(outcome.moves, ["Bc4", "Nf6"]);
     assert_eq!(outcome.rulings.len(), 1);

@@ -60,7 +60,7 @@ fn run(labels: &serde_json::Value) -> Outcome {
         let hand: Hand = e["hand"].as_str().unwrap().parse().unwrap();
         let t = e["t"].as_f64().unwrap();
         let at = events.partition_point(|ev| ev.t <= t);
-        events.insert(at, Event { t, action: Action::Adjust, hand, conf: None });
+        events.insert(at, Event { t, action: Action::Adjust, hand, conf: None, hand_conf: None });
     }
     // These readings are the labels themselves, slightly degraded: a contact in them is real,
     // so the engine trusts touches from 0.6 (the tracker's confidence, made for the real

@@ -15,7 +15,8 @@
 //! * op bit 4: the hand belongs to the side to move (0) or to the other side (1);
 //! * op bit 5: hand number 1 or 2;
 //! * op bit 6: time advances by one second before the event (else: same time as the last);
-//! * op bit 7: the event carries a confidence, from one more byte (`b % 101 / 100`).
+//! * op bit 7: the event carries a confidence, from one more byte (`b % 101 / 100`); hand 2's
+//!   events carry it as their `hand_conf` too.
 //!
 //! A square argument is `arg & 63`; a piece byte is role `b % 6` of the side to move, or of the
 //! other side if `b & 0x40`.
@@ -121,6 +122,7 @@ fuzz_target!(|data: &[u8]| {
             t += 1;
         }
         let conf = (op & 0x80 != 0).then(|| f32::from(input.byte() % 101) / 100.0);
+        let hand_conf = conf.filter(|_| op & 0x20 != 0);
         acts.clear();
         let kind = op & 0x0f;
         match kind {
@@ -164,7 +166,7 @@ fuzz_target!(|data: &[u8]| {
             _ => acts.push((Action::Press, hand)),
         }
         for &(action, hand) in &acts {
-            let ev = Event { t: f64::from(t), action, hand, conf };
+            let ev = Event { t: f64::from(t), action, hand, conf, hand_conf };
             let line = ev.to_json_line();
             match Event::parse(&line, 1) {
                 Ok(back) if back == ev => {}

@@ -111,8 +111,8 @@ struct Turn {
 #[derive(Clone, Copy, Debug)]
 struct Handled {
     hand: Hand,
-    /// The highest confidence of its events: under `Options::min_conf`, the tracker doubts it
-    /// was this hand and not another (see `Engine::sure_hands`).
+    /// The highest `hand_conf` of its events: under `Options::min_conf`, the tracker doubts it
+    /// was this hand and not its player's other one (see `Engine::sure_hands`).
     conf: f32,
 }
 
@@ -416,7 +416,7 @@ impl Engine {
 
     fn handled(&mut self, ev: &Event) {
         self.turn.declared = false;
-        let conf = ev.conf.unwrap_or(1.0);
+        let conf = ev.hand_conf.unwrap_or(1.0);
         match self.turn.hands.iter_mut().find(|h| h.hand == ev.hand) {
             Some(h) => h.conf = h.conf.max(conf),
             None => self.turn.hands.push(Handled { hand: ev.hand, conf }),
@@ -679,7 +679,7 @@ impl Engine {
         } else if counts && self.turn.hands.len() >= 2 {
             let doubt = self.turn.hands.iter().map(|h| h.conf).fold(1.0, f32::min);
             let text = format!(
-                "{} played {} with what the tracker took for two hands, one of them in doubt (tracker confidence {doubt:.2}): under 4.1 and 7.5.4 a move played with two hands is penalised as an illegal move. The arbiter decides whether it was one hand or two.",
+                "{} played {} with what the tracker took for two hands, one of them perhaps the other back (tracker confidence {doubt:.2}): under 4.1 and 7.5.4 a move played with two hands is penalised as an illegal move. The arbiter decides whether it was one hand or two.",
                 describe::side(me),
                 describe::san(&self.pos, m)
             );
@@ -824,8 +824,8 @@ impl Engine {
         self.illegal(t, Article::A7_5_3, ob.moves().to_vec(), text, vec![Evidence { t, ev: "press", sq: None }], out);
     }
 
-    /// How many hands handled pieces in the move in progress with confidence at least
-    /// `Options::min_conf` in one event at least.
+    /// How many hands handled pieces in the move in progress, the tracker sure of their identity
+    /// (`hand_conf` at least `Options::min_conf`) in one event at least.
     fn sure_hands(&self) -> usize {
         self.turn.hands.iter().filter(|h| h.conf >= self.opts.min_conf).count()
     }

@@ -35,6 +35,9 @@ const ARMLESS_GAP: usize = 12;
 
 /// Seconds of track births kept to date events by (besides each hand's latest).
 const BIRTHS_KEPT_S: f64 = 120.0;
+/// How long after a track was last seen an event can still be its (a hand's leaving is
+/// decided after a grace; see `track::LEFT_GRACE_S`).
+const DOUBT_AFTER_S: f64 = 2.0;
 
 /// One hand (with its arm) as the tracker follows it.
 #[derive(Clone, Debug, PartialEq)]
@@ -82,11 +85,13 @@ pub struct Left {
     pub t: f64,
 }
 
-/// When a track began, and whether its number is in doubt.
+/// When a track began and was last seen, and whether its number is in doubt.
 #[derive(Clone, Copy, Debug)]
 struct Birth {
     hand: Hand,
     t: f64,
+    /// The latest reading that saw the track.
+    seen: f64,
     /// It came with no other hand of its side in view and took another number than the side's
     /// last hand: where an arm crosses the edge is a weak witness of which hand it is, so this
     /// may be the same hand back.
@@ -117,6 +122,9 @@ impl Hands {
         self.match_side(map, Color::Black, black, t);
         for tr in self.tracks.iter().filter(|tr| tr.seen == t) {
             self.last[tr.hand.side as usize] = Some(tr.hand.number);
+            if let Some(birth) = self.births.iter_mut().rfind(|b| b.hand == tr.hand) {
+                birth.seen = t;
+            }
         }
         // Events are dated back seconds, not minutes: keep each hand's latest birth and the
         // last two minutes'.
@@ -140,12 +148,12 @@ impl Hands {
         }
     }
 
-    /// Whether the number of `hand` was in doubt at `t` (see [`Birth::doubtful`]): the track
-    /// that carried that id then began alone, with another number than its side's last hand.
+    /// Whether the number of `hand` was in doubt at `t` (see [`Birth::doubtful`]): a track
+    /// that carried that id about then began alone, with another number than its side's last
+    /// hand. "About": events are dated back to the readings that showed them, by up to a second,
+    /// and a hand's leaving comes a grace after it was last seen (within [`DOUBT_AFTER_S`]).
     pub fn doubtful(&self, hand: Hand, t: f64) -> bool {
-        // Events are dated back to the readings that showed them, by up to a second.
-        let births = || self.births.iter().filter(|b| b.hand == hand);
-        births().rfind(|b| b.t <= t + 1.0).or_else(|| births().next()).is_some_and(|b| b.doubtful)
+        self.births.iter().any(|b| b.hand == hand && b.doubtful && b.t - 1.0 <= t && t <= b.seen + DOUBT_AFTER_S)
     }
 
     /// The track of any side nearest to `sq` (distance in squares), seen over the board in the
@@ -225,8 +233,11 @@ impl Hands {
                     match number {
                         Some(number) => {
                             let hand = Hand { side, number };
-                            let doubtful = live.is_empty() && self.last[side as usize].is_some_and(|last| last != number);
-                            self.births.push(Birth { hand, t, doubtful });
+                            // No other hand of its side seen in this reading (one kept alive
+                            // through a missed reading may be this one, moved fast).
+                            let alone = !self.tracks.iter().any(|tr| tr.hand.side == side && tr.seen == t);
+                            let doubtful = alone && self.last[side as usize].is_some_and(|last| last != number);
+                            self.births.push(Birth { hand, t, seen: t, doubtful });
                             self.tracks.push(Track { hand, cells, over_board, seen: t, arm });
                             taken.push(true);
                         }

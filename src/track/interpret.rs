@@ -169,14 +169,14 @@ impl Interpreter {
     fn exchange(&mut self, t: f64, ends: impl Fn(Hand) -> bool, out: &mut Vec<Event>) {
         for Unexchanged { sq, hand, read } in self.unexchanged.extract_if(.., |u| ends(u.hand)) {
             self.board.set_piece_at(sq, read);
-            out.push(Event { t, action: Action::Remove(Some(sq)), hand, conf: Some(BOARD_CONF) });
-            out.push(Event { t, action: Action::Place { sq, piece: read }, hand, conf: Some(BOARD_CONF) });
+            out.push(Event { t, action: Action::Remove(Some(sq)), hand, conf: Some(BOARD_CONF), hand_conf: None });
+            out.push(Event { t, action: Action::Place { sq, piece: read }, hand, conf: Some(BOARD_CONF), hand_conf: None });
         }
     }
 
     fn read_now(&mut self, t: f64, obs: Observation, out: &mut Vec<Event>) {
         let emit = |hand: Hand, action: Action, conf: f32, out: &mut Vec<Event>| {
-            out.push(Event { t, action, hand, conf: Some(conf) });
+            out.push(Event { t, action, hand, conf: Some(conf), hand_conf: None });
         };
         match obs {
             Observation::Change { sq, to, hand } => {

@@ -38,9 +38,9 @@ use squares::{Seen, Squares};
 /// often seen a few frames after the hand).
 const LEFT_GRACE_S: f64 = 1.5;
 
-/// Events by a hand whose number is in doubt (it came alone and took another number than its
-/// side's last hand) carry at most this confidence, under the rule engine's default `--min-conf`:
-/// whether a player used two hands (4.1, 7.5.4) is then left to the arbiter.
+/// The `hand_conf` of events by a hand whose number is in doubt (it came alone and took another
+/// number than its side's last hand), under the rule engine's default `--min-conf`: whether a
+/// player used two hands (4.1, 7.5.4) is then left to the arbiter.
 const IDENTITY_CONF: f32 = 0.6;
 
 /// The tracker's thresholds.
@@ -174,10 +174,10 @@ impl Tracker {
         self.doubt_identities(&mut out[from..]);
     }
 
-    /// Events by a hand whose number is in doubt carry at most [`IDENTITY_CONF`].
+    /// Events by a hand whose number is in doubt carry [`IDENTITY_CONF`] as their `hand_conf`.
     fn doubt_identities(&self, events: &mut [Event]) {
         for e in events.iter_mut().filter(|e| self.hands.doubtful(e.hand, e.t)) {
-            e.conf = Some(e.conf.unwrap_or(1.0).min(IDENTITY_CONF));
+            e.hand_conf = Some(IDENTITY_CONF);
         }
     }
 
@@ -581,7 +581,7 @@ mod tests {
             }
         }
         tracker.finish(&mut out);
-        let got: Vec<(String, String, f32)> = out.iter().map(|e| (e.hand.to_string(), e.action.name().to_string(), e.conf.unwrap_or(1.0))).collect();
+        let got: Vec<(String, String, f32)> = out.iter().map(|e| (e.hand.to_string(), e.action.name().to_string(), e.hand_conf.unwrap_or(1.0))).collect();
         let hands: Vec<&str> = got.iter().map(|g| g.0.as_str()).collect();
         assert_eq!(hands, ["w1", "w1", "w2", "w2"], "{got:?}");
         assert!(got[..2].iter().all(|g| g.2 > 0.9) && got[2..].iter().all(|g| g.2 <= IDENTITY_CONF), "{got:?}");
