@@ -107,7 +107,7 @@ impl Contacts {
             }
             if !lifted && run.last > run.first {
                 let length = run.last - run.first;
-                let soon_after = |hand: Option<Hand>, first: f64| hand == run.hand && first > run.last && first <= run.last + opts.graze_s;
+                let soon_after = |hand: Option<Hand>, at: f64| hand == run.hand && at > run.last && at <= run.last + opts.graze_s;
                 let graze = length < 0.4
                     && (runs.iter().any(|o| o.sq != run.sq && soon_after(o.hand, o.first))
                         || grasps.iter().any(|&(hand, left)| soon_after(hand, left)));
