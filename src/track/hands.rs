@@ -33,7 +33,7 @@ const FRAGMENT_GAP: usize = 3;
 /// comes with an arm of its own.
 const ARMLESS_GAP: usize = 12;
 
-/// Seconds of track births kept to date events by (besides each hand's latest).
+/// Seconds after a track was last seen that its birth is kept to date events by.
 const BIRTHS_KEPT_S: f64 = 120.0;
 /// How long after a track was last seen an event can still be its (a hand's leaving is
 /// decided after a grace; see `track::LEFT_GRACE_S`).
@@ -126,16 +126,8 @@ impl Hands {
                 birth.seen = t;
             }
         }
-        // Events are dated back seconds, not minutes: keep each hand's latest birth and the
-        // last two minutes'.
-        let mut latest: Vec<(Hand, f64)> = Vec::new();
-        for b in &self.births {
-            match latest.iter_mut().find(|(hand, _)| *hand == b.hand) {
-                Some(l) => l.1 = l.1.max(b.t),
-                None => latest.push((b.hand, b.t)),
-            }
-        }
-        self.births.retain(|b| b.t >= t - BIRTHS_KEPT_S || latest.contains(&(b.hand, b.t)));
+        // Events are dated back seconds, not minutes: a track unseen this long dates none.
+        self.births.retain(|b| b.seen >= t - BIRTHS_KEPT_S);
         // Tracks unseen for too long are dropped.
         self.tracks.retain(|tr| t - tr.seen <= opts.hand_lost_s);
         for (hand, over, seen) in before {

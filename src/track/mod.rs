@@ -158,9 +158,7 @@ impl Tracker {
         let settled = self.squares.settled();
         self.take_leaving(|left| left.t + LEFT_GRACE_S < settled);
         let until = settled.min(self.contacts.pending_since()).min(t);
-        let from = out.len();
-        self.interpreter.flush(until, out);
-        self.doubt_identities(&mut out[from..]);
+        self.flush(until, out);
     }
 
     /// Ends the input: decides what is pending and appends the remaining events.
@@ -169,14 +167,15 @@ impl Tracker {
         self.contacts.finish(&self.squares, &self.opts, &mut touches);
         self.take_touches(touches);
         self.take_leaving(|_| true);
-        let from = out.len();
-        self.interpreter.flush(f64::INFINITY, out);
-        self.doubt_identities(&mut out[from..]);
+        self.flush(f64::INFINITY, out);
     }
 
-    /// Events by a hand whose number is in doubt carry [`IDENTITY_CONF`] as their `hand_conf`.
-    fn doubt_identities(&self, events: &mut [Event]) {
-        for e in events.iter_mut().filter(|e| self.hands.doubtful(e.hand, e.t)) {
+    /// Appends the events dated before `until`; those by a hand whose number is in doubt carry
+    /// [`IDENTITY_CONF`] as their `hand_conf`.
+    fn flush(&mut self, until: f64, out: &mut Vec<Event>) {
+        let from = out.len();
+        self.interpreter.flush(until, out);
+        for e in out[from..].iter_mut().filter(|e| self.hands.doubtful(e.hand, e.t)) {
             e.hand_conf = Some(IDENTITY_CONF);
         }
     }
@@ -282,11 +281,6 @@ mod tests {
         let mut tracker = Tracker::new(Board::default(), Options::default());
         let mut out = Vec::new();
         let board = Board::default();
-        let ids = |tracker: &Tracker| {
-            let mut ids: Vec<String> = tracker.hands().iter().map(|tr| tr.hand.to_string()).collect();
-            ids.sort();
-            ids
-        };
         // White's right hand: its arm crosses the bottom edge on the h-file side.
         let mut r = reading(0.05, &board);
         arm(&mut r.hands.white, 40, 30..=53);
@@ -324,17 +318,14 @@ mod tests {
         arm(&mut r.hands.white, 40, 30..=53);
         arm(&mut r.hands.white, 40, 17..=21);
         tracker.push(&r, &mut out);
-        let ids: Vec<String> = tracker.hands().iter().map(|tr| tr.hand.to_string()).collect();
-        assert_eq!(ids, ["w1"]);
+        assert_eq!(ids(&tracker), ["w1"]);
         assert!(tracker.hands()[0].cells.contains(&(17, 40)), "the palm joined the hand");
         // A blob as far off with an arm across White's edge is White's other hand.
         let mut r = reading(0.15, &board);
         arm(&mut r.hands.white, 40, 30..=53);
         arm(&mut r.hands.white, 30, 40..=53);
         tracker.push(&r, &mut out);
-        let mut ids: Vec<String> = tracker.hands().iter().map(|tr| tr.hand.to_string()).collect();
-        ids.sort();
-        assert_eq!(ids, ["w1", "w2"]);
+        assert_eq!(ids(&tracker), ["w1", "w2"]);
     }
 
     #[test]
@@ -359,14 +350,30 @@ mod tests {
     /// Feeds `n` readings of `board`, 0.05 s apart, with White's arm over the g-file (g1 to g4)
     /// or no hand at all.
     fn feed(tracker: &mut Tracker, t: &mut f64, board: &Board, hand: bool, n: usize, out: &mut Vec<Event>) {
+        feed_arm(tracker, t, board, hand.then_some((39, 27)), &[], n, out);
+    }
+
+    /// Feeds `n` readings of `board`, 0.05 s apart, with White's arm up column `arm.0` of the
+    /// hand map from the bottom edge to row `arm.1` (or no hand), its fingers on `touched`.
+    fn feed_arm(tracker: &mut Tracker, t: &mut f64, board: &Board, arm_at: Option<(usize, usize)>, touched: &[Square], n: usize, out: &mut Vec<Event>) {
         for _ in 0..n {
             *t += 0.05;
             let mut r = reading(*t, board);
-            if hand {
-                arm(&mut r.hands.white, 39, 27..=53);
+            if let Some((col, top)) = arm_at {
+                arm(&mut r.hands.white, col, top..=53);
+            }
+            for &sq in touched {
+                r.squares[sq as usize].contact = 0.9;
             }
             tracker.push(&r, out);
         }
+    }
+
+    /// The ids of the hands the tracker follows, sorted.
+    fn ids(tracker: &Tracker) -> Vec<String> {
+        let mut ids: Vec<String> = tracker.hands().iter().map(|tr| tr.hand.to_string()).collect();
+        ids.sort();
+        ids
     }
 
     #[test]
@@ -425,19 +432,6 @@ mod tests {
         }
     }
 
-    /// Feeds `n` readings of `board`, 0.05 s apart, with White's arm up the e-file to e8, or
-    /// no hand at all.
-    fn feed_e_file(tracker: &mut Tracker, t: &mut f64, board: &Board, hand: bool, n: usize, out: &mut Vec<Event>) {
-        for _ in 0..n {
-            *t += 0.05;
-            let mut r = reading(*t, board);
-            if hand {
-                arm(&mut r.hands.white, 29, 5..=53);
-            }
-            tracker.push(&r, out);
-        }
-    }
-
     /// Each event as its name, the piece placed and the square: "place Q e8".
     fn events(out: &[Event]) -> Vec<String> {
         out.iter()
@@ -460,31 +454,25 @@ mod tests {
         // The model never saw a pawn on the last rank: it reads the pawn set on e8 as a queen.
         let on_e8 = board("4Q3/6k1/8/8/8/8/6K1/8");
 
-        // The pawn is set down, lifted off again, and a queen put in its place.
-        let mut tracker = Tracker::new(start.clone(), Options::default());
-        let (mut out, mut t) = (Vec::new(), 0.0);
-        feed_e_file(&mut tracker, &mut t, &start, true, 4, &mut out);
-        feed_e_file(&mut tracker, &mut t, &lifted, true, 8, &mut out);
-        feed_e_file(&mut tracker, &mut t, &on_e8, true, 8, &mut out);
-        feed_e_file(&mut tracker, &mut t, &lifted, true, 8, &mut out);
-        // The hand is away two seconds, fetching the queen.
-        feed_e_file(&mut tracker, &mut t, &lifted, false, 40, &mut out);
-        feed_e_file(&mut tracker, &mut t, &on_e8, true, 8, &mut out);
-        feed_e_file(&mut tracker, &mut t, &on_e8, false, 8, &mut out);
-        tracker.finish(&mut out);
-        let expected = ["lift e7", "release e8", "lift e8", "remove", "place Q e8"];
-        assert_eq!(events(&out), expected);
+        // White's arm up the e-file to e8, or no hand: each phase's board, hand and readings.
+        let play = |phases: &[(&Board, bool, usize)]| {
+            let mut tracker = Tracker::new(start.clone(), Options::default());
+            let (mut out, mut t) = (Vec::new(), 0.0);
+            for &(board, hand, n) in phases {
+                feed_arm(&mut tracker, &mut t, board, hand.then_some((29, 5)), &[], n, &mut out);
+            }
+            tracker.finish(&mut out);
+            out
+        };
+
+        // The pawn is set down, lifted off again, and a queen put in its place (the hand away
+        // two seconds, fetching it).
+        let out = play(&[(&start, true, 4), (&lifted, true, 8), (&on_e8, true, 8), (&lifted, true, 8), (&lifted, false, 40), (&on_e8, true, 8), (&on_e8, false, 8)]);
+        assert_eq!(events(&out), ["lift e7", "release e8", "lift e8", "remove", "place Q e8"]);
 
         // The pawn is exchanged in the hand: what the hand set down was the queen.
-        let mut tracker = Tracker::new(start.clone(), Options::default());
-        let (mut out, mut t) = (Vec::new(), 0.0);
-        feed_e_file(&mut tracker, &mut t, &start, true, 4, &mut out);
-        feed_e_file(&mut tracker, &mut t, &lifted, true, 8, &mut out);
-        feed_e_file(&mut tracker, &mut t, &on_e8, true, 8, &mut out);
-        feed_e_file(&mut tracker, &mut t, &on_e8, false, 8, &mut out);
-        tracker.finish(&mut out);
-        let expected = ["lift e7", "release e8", "remove e8", "place Q e8"];
-        assert_eq!(events(&out), expected);
+        let out = play(&[(&start, true, 4), (&lifted, true, 8), (&on_e8, true, 8), (&on_e8, false, 8)]);
+        assert_eq!(events(&out), ["lift e7", "release e8", "remove e8", "place Q e8"]);
         assert!(out.iter().all(|e| e.hand.to_string() == "w1"), "{out:?}");
     }
 
@@ -500,8 +488,7 @@ mod tests {
         let mut r = reading(0.10, &board);
         arm(&mut r.hands.white, 29, 1..=10);
         tracker.push(&r, &mut out);
-        let ids: Vec<String> = tracker.hands().iter().map(|tr| tr.hand.to_string()).collect();
-        assert_eq!(ids, ["w1"]);
+        assert_eq!(ids(&tracker), ["w1"]);
     }
 
     #[test]
@@ -524,8 +511,7 @@ mod tests {
         }
         arm(&mut r.hands.white, 40, 30..=53);
         tracker.push(&r, &mut out);
-        let ids: Vec<String> = tracker.hands().iter().map(|tr| tr.hand.to_string()).collect();
-        assert_eq!(ids, ["w2"]);
+        assert_eq!(ids(&tracker), ["w2"]);
     }
 
     #[test]
@@ -540,15 +526,7 @@ mod tests {
         let phases: [(&Board, &[Square], usize); 4] =
             [(&start, &[], 4), (&start, &[Square::D1, Square::E1], 2), (&start, &[Square::E1], 3), (&lifted, &[], 8)];
         for (board, touched, n) in phases {
-            for _ in 0..n {
-                t += 0.05;
-                let mut r = reading(t, board);
-                arm(&mut r.hands.white, 28, 40..=53);
-                for &sq in touched {
-                    r.squares[sq as usize].contact = 0.9;
-                }
-                tracker.push(&r, &mut out);
-            }
+            feed_arm(&mut tracker, &mut t, board, Some((28, 40)), touched, n, &mut out);
         }
         tracker.finish(&mut out);
         let got = events(&out);
@@ -571,14 +549,7 @@ mod tests {
         let phases: [(&Board, Option<usize>, usize); 7] =
             [(&start, Some(39), 4), (&g1_gone, Some(39), 8), (&on_f3, Some(39), 4), (&on_f3, None, 40), (&on_f3, Some(12), 4), (&b1_gone, Some(12), 8), (&on_c3, None, 40)];
         for (board, arm_col, n) in phases {
-            for _ in 0..n {
-                t += 0.05;
-                let mut r = reading(t, board);
-                if let Some(col) = arm_col {
-                    arm(&mut r.hands.white, col, 27..=53);
-                }
-                tracker.push(&r, &mut out);
-            }
+            feed_arm(&mut tracker, &mut t, board, arm_col.map(|col| (col, 27)), &[], n, &mut out);
         }
         tracker.finish(&mut out);
         let got: Vec<(String, String, f32)> = out.iter().map(|e| (e.hand.to_string(), e.action.name().to_string(), e.hand_conf.unwrap_or(1.0))).collect();
