@@ -220,20 +220,10 @@ impl Calibration {
         Px { x, y }
     }
 
-    /// Warps a camera frame to the canonical top-down board of `layout`. A frame in which the
-    /// board is much larger than the warp is first shrunk by area averaging (as the model's
-    /// training data was), so the bilinear warp does not alias.
+    /// Warps a camera frame to the canonical top-down board of `layout` (see [`Warper`], which
+    /// keeps what this computes for the frames that follow).
     pub fn warp(&self, frame: &Mat, layout: Layout) -> Result<Mat, BoardError> {
-        let scale = 1.5 * f64::from(8 * layout.square) / mean_side(&self.corners);
-        let mut small = Mat::default();
-        let (frame, to_board) = if scale < 1.0 {
-            imgproc::resize(frame, &mut small, Size::default(), scale, scale, imgproc::INTER_AREA)?;
-            let unscale = Homography([[1.0 / scale, 0.0, 0.0], [0.0, 1.0 / scale, 0.0], [0.0, 0.0, 1.0]]);
-            (&small, self.homography.after(&unscale))
-        } else {
-            (frame, self.homography)
-        };
-        warp_through(frame, to_board, layout)
+        Warper::new(self, layout, frame.size()?)?.warp(frame)
     }
 
     /// A small warp of `frame` for telling whether anything moved: `layout` sampled straight
@@ -249,12 +239,111 @@ pub(crate) fn mean_side(c: &[Px; 4]) -> f64 {
     (0..4).map(|i| (c[i].x - c[(i + 1) % 4].x).hypot(c[i].y - c[(i + 1) % 4].y)).sum::<f64>() / 4.0
 }
 
+/// The grey the warp fades to where the frame has no picture: the middle of the model's input
+/// range (the network subtracts 110 itself).
+const NO_PICTURE: f64 = 110.0;
+
+/// A calibration's warp of frames of one size onto one [`Layout`], prepared once.
+///
+/// A frame in which the board is much larger than the warp is first shrunk by area averaging
+/// (as the model's training data was), so the bilinear warp does not alias. Where the warp
+/// reaches outside the frame (a recording already cut to the playing area, a board at the
+/// image's edge), its pixels there are faded to a flat grey: replicated edge pixels for a
+/// quarter square, then a fade to grey over the next quarter. Replicating the edge all the way
+/// fills the margin with streaks across it, which look like arms reaching in; a hard grey border
+/// right at the edge would cut off the pieces leaning over it.
+pub struct Warper {
+    layout: Layout,
+    size: Size,
+    /// The area-averaging shrink applied first, if any.
+    shrink: Option<f64>,
+    /// Image pixels (after the shrink) to warped pixels.
+    to_warp: Homography,
+    /// Where the warp lies outside the frame: the weights of the picture and of the grey.
+    fade: Option<(Mat, Mat)>,
+}
+
+impl Warper {
+    /// The warp of `calibration` onto `layout`, for frames of `size`.
+    pub fn new(calibration: &Calibration, layout: Layout, size: Size) -> Result<Warper, BoardError> {
+        let scale = 1.5 * f64::from(8 * layout.square) / mean_side(&calibration.corners);
+        let (shrink, to_board, shrunk) = if scale < 1.0 {
+            let unscale = Homography([[1.0 / scale, 0.0, 0.0], [0.0, 1.0 / scale, 0.0], [0.0, 0.0, 1.0]]);
+            // as imgproc::resize rounds the size
+            let shrunk = Size::new((f64::from(size.width) * scale).round() as i32, (f64::from(size.height) * scale).round() as i32);
+            (Some(scale), calibration.homography.after(&unscale), shrunk)
+        } else {
+            (None, calibration.homography, size)
+        };
+        let to_warp = layout.units_to_pixels().after(&to_board);
+        let fade = fade_weights(shrunk, to_warp, layout)?;
+        Ok(Warper { layout, size, shrink, to_warp, fade })
+    }
+
+    /// The frame size it was prepared for.
+    pub fn frame_size(&self) -> Size {
+        self.size
+    }
+
+    /// Warps `frame` (of [`Warper::frame_size`]).
+    pub fn warp(&self, frame: &Mat) -> Result<Mat, BoardError> {
+        let mut small = Mat::default();
+        let frame = match self.shrink {
+            Some(scale) => {
+                imgproc::resize(frame, &mut small, Size::default(), scale, scale, imgproc::INTER_AREA)?;
+                &small
+            }
+            None => frame,
+        };
+        let warped = warp_into(frame, self.to_warp, self.layout)?;
+        let Some((picture, grey)) = &self.fade else { return Ok(warped) };
+        let flat = Mat::new_size_with_default(warped.size()?, warped.typ(), Scalar::all(NO_PICTURE))?;
+        let mut out = Mat::default();
+        imgproc::blend_linear(&warped, &flat, picture, grey, &mut out)?;
+        Ok(out)
+    }
+}
+
+/// The blend weights (picture, grey) of a warp through `to_warp` of frames of `size`, or `None`
+/// when the whole warp lies inside the frame.
+fn fade_weights(size: Size, to_warp: Homography, layout: Layout) -> Result<Option<(Mat, Mat)>, BoardError> {
+    let to_image = to_warp.inverse();
+    let side = f64::from(layout.side());
+    let (w, h) = (f64::from(size.width), f64::from(size.height));
+    let inside = |(x, y): (f64, f64)| (0.0..=w).contains(&x) && (0.0..=h).contains(&y);
+    // The warp is a convex quadrilateral in the frame: inside if its corners are.
+    if [(0.0, 0.0), (side, 0.0), (side, side), (0.0, side)].into_iter().all(|p| inside(to_image.apply(p))) {
+        return Ok(None);
+    }
+    let picture = Mat::new_size_with_default(size, opencv::core::CV_8UC1, Scalar::all(255.0))?;
+    let mut seen = Mat::default();
+    let s = layout.side() as i32;
+    imgproc::warp_perspective(&picture, &mut seen, &to_warp.to_mat()?, Size::new(s, s), imgproc::INTER_NEAREST, opencv::core::BORDER_CONSTANT, Scalar::all(0.0))?;
+    let mut unseen = Mat::default();
+    opencv::core::bitwise_not_def(&seen, &mut unseen)?;
+    // The distance from each pixel without picture to the nearest with one, in quarter squares
+    // past the first: the grey's weight, clipped to 0..1.
+    let mut distance = Mat::default();
+    imgproc::distance_transform_def(&unseen, &mut distance, imgproc::DIST_L2, imgproc::DIST_MASK_PRECISE)?;
+    let quarter = f64::from(layout.square) / 4.0;
+    let (mut ramp, mut clipped, mut grey, mut picture) = (Mat::default(), Mat::default(), Mat::default(), Mat::default());
+    distance.convert_to(&mut ramp, opencv::core::CV_32F, 1.0 / quarter, -1.0)?;
+    imgproc::threshold(&ramp, &mut clipped, 1.0, 1.0, imgproc::THRESH_TRUNC)?;
+    imgproc::threshold(&clipped, &mut grey, 0.0, 0.0, imgproc::THRESH_TOZERO)?;
+    grey.convert_to(&mut picture, opencv::core::CV_32F, -1.0, 1.0)?;
+    Ok(Some((picture, grey)))
+}
+
 /// `frame` warped bilinearly through `to_board` (image pixels to board units) onto `layout`.
 fn warp_through(frame: &Mat, to_board: Homography, layout: Layout) -> Result<Mat, BoardError> {
-    let m = layout.units_to_pixels().after(&to_board).to_mat()?;
+    warp_into(frame, layout.units_to_pixels().after(&to_board), layout)
+}
+
+/// `frame` warped bilinearly through `to_warp` (image pixels to warped pixels) onto `layout`.
+fn warp_into(frame: &Mat, to_warp: Homography, layout: Layout) -> Result<Mat, BoardError> {
     let mut out = Mat::default();
     let side = layout.side() as i32;
-    imgproc::warp_perspective(frame, &mut out, &m, Size::new(side, side), imgproc::INTER_LINEAR, opencv::core::BORDER_REPLICATE, Scalar::default())?;
+    imgproc::warp_perspective(frame, &mut out, &to_warp.to_mat()?, Size::new(side, side), imgproc::INTER_LINEAR, opencv::core::BORDER_REPLICATE, Scalar::default())?;
     Ok(out)
 }
 
@@ -306,5 +395,29 @@ mod tests {
         let (x, y, w, h) = layout.square_rect(Square::H1);
         let other = *warped.at_2d::<u8>((y + h / 2) as i32, (x + w / 2) as i32).unwrap();
         assert_eq!((centre, other), (0, 255));
+    }
+
+    #[test]
+    fn a_warp_past_the_frame_fades_to_grey_and_one_inside_is_untouched() {
+        // A frame that is the playing area and nothing else, a uniform 200 grey.
+        let layout = Layout { square: 48, margin: 24 };
+        let frame = Mat::new_rows_cols_with_default(384, 384, opencv::core::CV_8UC3, Scalar::all(200.0)).unwrap();
+        let edges = WhiteEdge::Bottom.corners_from_image_order([px(0.0, 0.0), px(384.0, 0.0), px(384.0, 384.0), px(0.0, 384.0)]);
+        let cal = Calibration::from_corners("test".into(), 0, [384, 384], edges, WhiteEdge::Bottom, Found::Given).unwrap();
+        let warped = cal.warp(&frame, layout).unwrap();
+        let at = |m: &Mat, x: i32, y: i32| m.at_2d::<opencv::core::Vec3b>(y, x).unwrap()[0];
+        // Inside, and a few pixels out (replicated), the picture; half a square out, grey;
+        // between, a blend.
+        assert_eq!((at(&warped, 216, 216), at(&warped, 216, 20), at(&warped, 20, 216)), (200, 200, 200));
+        assert_eq!((at(&warped, 0, 216), at(&warped, 216, 431), at(&warped, 0, 0)), (110, 110, 110));
+        let half = at(&warped, 216, 6);
+        assert!(half > 130 && half < 180, "{half}");
+        // The same board in a larger frame, with surroundings of 50: the margin shows them.
+        let mut wide = Mat::new_rows_cols_with_default(484, 484, opencv::core::CV_8UC3, Scalar::all(50.0)).unwrap();
+        Mat::roi_mut(&mut wide, opencv::core::Rect::new(50, 50, 384, 384)).unwrap().set_to_def(&Scalar::all(200.0)).unwrap();
+        let edges = WhiteEdge::Bottom.corners_from_image_order([px(50.0, 50.0), px(434.0, 50.0), px(434.0, 434.0), px(50.0, 434.0)]);
+        let cal = Calibration::from_corners("test".into(), 0, [484, 484], edges, WhiteEdge::Bottom, Found::Given).unwrap();
+        let warped = cal.warp(&wide, layout).unwrap();
+        assert_eq!((at(&warped, 216, 216), at(&warped, 0, 216), at(&warped, 0, 0)), (200, 50, 50));
     }
 }

@@ -3,10 +3,12 @@
 //! board or camera moving, and runs the model.
 
 use crossbeam_channel::{Receiver, Sender};
+use opencv::core::Mat;
+use opencv::prelude::*;
 
 use super::{Analysed, Config, EVIDENCE_FPS, PipelineError};
 use crate::board::drift::{Drift, Watch};
-use crate::board::{Calibration, Found, Layout};
+use crate::board::{Calibration, Found, Layout, Warper};
 use crate::capture::Frame;
 use crate::detect::{Model, Reading};
 use crate::gate::Gate;
@@ -20,6 +22,9 @@ const GLANCE: Layout = Layout { square: 8, margin: 4 };
 
 pub(super) struct Detector {
     calibration: Calibration,
+    /// The calibration's full warp for the frames' size (made at the first frame, and again
+    /// after a re-calibration).
+    warper: Option<Warper>,
     model: Model,
     layout: Layout,
     gate: Option<Gate>,
@@ -41,6 +46,7 @@ impl Detector {
         let layout = model.layout();
         Ok(Detector {
             calibration: config.calibration.clone(),
+            warper: None,
             model,
             layout,
             // A change of 12 grey levels in a half-square cell; at least one frame in 30 runs.
@@ -66,7 +72,7 @@ impl Detector {
             let keep = admit || self.every_warp || frame.t - self.last_kept >= 1.0 / EVIDENCE_FPS;
             let warped = if keep {
                 self.last_kept = frame.t;
-                Some(self.calibration.warp(&frame.image, self.layout)?)
+                Some(self.warp(&frame.image)?)
             } else {
                 None
             };
@@ -92,6 +98,16 @@ impl Detector {
         Ok(())
     }
 
+    /// The full warp of `image`, through the warper prepared for its size.
+    fn warp(&mut self, image: &Mat) -> Result<Mat, PipelineError> {
+        let size = image.size()?;
+        let warper = match self.warper.take() {
+            Some(w) if w.frame_size() == size => w,
+            _ => Warper::new(&self.calibration, self.layout, size)?,
+        };
+        Ok(self.warper.insert(warper).warp(image)?)
+    }
+
     /// Every few seconds, while no hand is over the board, checks the grid is where the
     /// calibration says; re-calibrates when it moved. Returns a warning to record.
     fn check_drift(&mut self, frame: &Frame) -> Result<Option<String>, PipelineError> {
@@ -108,6 +124,7 @@ impl Detector {
             Drift::Moved(corners) => {
                 let old = &self.calibration;
                 self.calibration = Calibration::from_corners(old.source.clone(), frame.index, old.image_size, corners, old.white, Found::Auto)?;
+                self.warper = None;
                 self.watch = Some(Watch::new(self.calibration.clone(), &frame.image)?);
                 Ok(Some(format!("the board moved in the image at frame {}: re-calibrated", frame.index)))
             }

@@ -23,7 +23,7 @@ use std::time::Instant;
 
 use crossbeam_channel::bounded;
 use opencv::core::Mat;
-use shakmaty::{Board, Chess, Color, Move, Position};
+use shakmaty::{Bitboard, Board, Chess, Color, Move, Position, Role};
 
 use crate::board::Calibration;
 use crate::capture::{self, Capture, Policy, Source};
@@ -250,10 +250,33 @@ pub fn run(config: &Config, stop: Arc<AtomicBool>, progress: &mut dyn FnMut(&Pro
     Ok(summary)
 }
 
-/// The side whose hands come next: the player to move, or the opponent once the board shows
-/// a legal move of the player to move.
+/// The side whose hands come next: the player to move, or the opponent once the tracker's
+/// board shows a legal move of the player to move. That board may hold a piece the model misread
+/// where it stands (a dark piece in shadow read as a White one), which the interpreter ignores
+/// but which would hide the move from an exact comparison: the squares a move leaves alone need
+/// only be occupied as they were.
 fn expected_side(pos: &Chess, board: &Board) -> Color {
-    if rules::move_shown(pos, board).is_some() { pos.turn().other() } else { pos.turn() }
+    let before = pos.board();
+    let shown = |m: Move| {
+        let mut after = pos.clone();
+        after.play_unchecked(m);
+        let after = after.board();
+        let touched = (after.occupied() ^ before.occupied()) | changed(before, after);
+        after.occupied() == board.occupied() && touched.into_iter().all(|sq| after.piece_at(sq) == board.piece_at(sq))
+    };
+    if pos.legal_moves().into_iter().any(shown) { pos.turn().other() } else { pos.turn() }
+}
+
+/// The occupied squares of both boards whose pieces differ.
+fn changed(a: &Board, b: &Board) -> Bitboard {
+    let mut differ = Bitboard::EMPTY;
+    for color in Color::ALL {
+        differ |= a.by_color(color) ^ b.by_color(color);
+    }
+    for role in Role::ALL {
+        differ |= a.by_role(role) ^ b.by_role(role);
+    }
+    differ & a.occupied() & b.occupied()
 }
 
 /// The tracker and the rule engine, frame by frame.
@@ -362,4 +385,38 @@ pub fn peak_mib() -> Option<f64> {
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib / 1024.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use shakmaty::fen::Fen;
+    use shakmaty::{CastlingMode, Piece, Square};
+
+    use super::*;
+
+    #[test]
+    fn the_opponent_is_expected_once_the_move_stands_whatever_was_misread_elsewhere() {
+        let pos = Chess::default();
+        let mut board = pos.board().clone();
+        assert_eq!(expected_side(&pos, &board), Color::White);
+        board.discard_piece_at(Square::E2);
+        board.set_piece_at(Square::E4, Piece::from_char('P').unwrap());
+        assert_eq!(expected_side(&pos, &board), Color::Black);
+        // Black's knight on b8 read as White's, where it stands: the move still stands.
+        board.set_piece_at(Square::B8, Piece::from_char('N').unwrap());
+        assert_eq!(expected_side(&pos, &board), Color::Black);
+        // A square emptied or filled besides the move is no misread in place: no move shows.
+        let mut gone = board.clone();
+        gone.discard_piece_at(Square::A7);
+        assert_eq!(expected_side(&pos, &gone), Color::White);
+        // The moved piece itself must be right: a black pawn on e4 is no move of White's.
+        board.set_piece_at(Square::E4, Piece::from_char('p').unwrap());
+        assert_eq!(expected_side(&pos, &board), Color::White);
+        // A capture: the captured square changes colour, and that is the move.
+        let pos: Chess = "rnbqkbnr/ppp1pppp/8/3p4/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2".parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap();
+        let mut board = pos.board().clone();
+        board.discard_piece_at(Square::E4);
+        board.set_piece_at(Square::D5, Piece::from_char('P').unwrap());
+        assert_eq!(expected_side(&pos, &board), Color::Black);
+    }
 }

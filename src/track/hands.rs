@@ -6,7 +6,8 @@
 //! crosses (the edge whose margin it covers most); over a side edge, to the track it overlaps or
 //! else to the player expected to act; reaching only the opponent's margin while mostly covering a
 //! hand seen over the board in the last reading, to that hand's player (a palm over the far rank
-//! whose arm the model lost). A side's blob takes over the track it overlaps most (or the nearest,
+//! whose arm the model lost); crossing no margin, to the track it overlaps, else to the player
+//! whose edge is clearly the nearest (the expected player's for a side edge). A side's blob takes over the track it overlaps most (or the nearest,
 //! within two squares; four when its arm crosses the same half of the edge; an arm across the other
 //! half of the edge is another hand, unless the blob covers a hand resting in the margin, coming
 //! back in); a fragment within [`FRAGMENT_GAP`] cells of a hand already matched joins it, and so
@@ -325,11 +326,40 @@ fn blobs_by_side(map: &HandMap, tracks: &[Track], expected: Color, opts: &Option
             // Over the a- or h-file edge: either player could reach from there.
             overlapped().unwrap_or(expected == Color::White)
         } else {
-            overlapped().unwrap_or_else(mass)
+            // No arm in any margin (the model lost it): a hand seen before keeps its side; a
+            // new one came in over the nearest edge, and from a side edge it is the expected
+            // player's; halfway between edges, the stronger map says.
+            overlapped().unwrap_or_else(|| match nearest_edge(&cells, map) {
+                Some(Edge::Bottom) => true,
+                Some(Edge::Top) => false,
+                Some(Edge::Side) => expected == Color::White,
+                None => mass(),
+            })
         };
         sides[usize::from(!white)].push(cells);
     }
     sides
+}
+
+/// An edge of the board a hand's arm can cross.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Edge {
+    /// White's (the bottom of the warp).
+    Bottom,
+    /// Black's (the top).
+    Top,
+    /// The a- or h-file edge.
+    Side,
+}
+
+/// The edge of `map` closest to a blob of `cells`, if it is closer than the others by at least
+/// a square; `None` when two are about as close (a palm in the middle of the board).
+fn nearest_edge(cells: &[(usize, usize)], map: &HandMap) -> Option<Edge> {
+    let far = map.side - 1;
+    let closest = |d: &dyn Fn(usize, usize) -> usize| cells.iter().map(|&(r, c)| d(r, c)).min().unwrap_or(usize::MAX);
+    let mut edges = [(closest(&|r, _| far - r), Edge::Bottom), (closest(&|r, _| r), Edge::Top), (closest(&|_, c| c.min(far - c)), Edge::Side)];
+    edges.sort_by_key(|&(d, _)| d);
+    (edges[1].0 >= edges[0].0 + map.cells_per_square).then_some(edges[0].1)
 }
 
 /// The 4-connected components of a map grown from cells at or above `Options::hand_min` over

@@ -306,6 +306,28 @@ mod tests {
     }
 
     #[test]
+    fn a_new_hand_with_no_arm_seen_came_over_the_nearest_edge() {
+        // A palm whose arm the model lost, up one column of cells in one side's map (the
+        // model's colour split is weakest far from the player's edge), with `expected` to act.
+        let palm = |white_map: bool, col: usize, rows: std::ops::RangeInclusive<usize>, expected: Color| {
+            let board = Board::default();
+            let mut tracker = Tracker::new(board.clone(), Options::default());
+            tracker.expect(expected);
+            let mut r = reading(0.05, &board);
+            arm(if white_map { &mut r.hands.white } else { &mut r.hands.black }, col, rows);
+            tracker.push(&r, &mut Vec::new());
+            ids(&tracker)
+        };
+        // Near the a-file: the player expected to act.
+        assert_eq!(palm(true, 5, 20..=30, Color::Black), ["b1"]);
+        // Near Black's edge, Black's whoever is expected; near White's, White's.
+        assert_eq!(palm(true, 27, 4..=12, Color::White), ["b1"]);
+        assert_eq!(palm(false, 27, 40..=49, Color::Black), ["w1"]);
+        // In the middle of the board, the stronger map.
+        assert_eq!(palm(true, 27, 22..=31, Color::Black), ["w1"]);
+    }
+
+    #[test]
     fn a_palm_cut_off_its_arm_is_the_same_hand_and_an_arm_of_its_own_is_another() {
         let board = Board::default();
         let mut tracker = Tracker::new(board.clone(), Options::default());

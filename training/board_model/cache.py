@@ -81,7 +81,7 @@ def synthetic(args):
     mask = cv2.imread(str(Path(json_path).with_name(label["mask"])), cv2.IMREAD_UNCHANGED)
     corners = label["corners"]
     board = warp(image, corners, cv2.INTER_LINEAR)
-    mask_w = warp(mask, corners, cv2.INTER_NEAREST)
+    mask_w = warp(mask, corners, cv2.INTER_NEAREST, fade=False)
     cv2.imwrite(str(Path(out_dir) / "img" / f"{index:06d}.jpg"), board, [cv2.IMWRITE_JPEG_QUALITY, 80])
     pieces = label["pieces"]
     classes = np.int8([LETTERS.index(p) for p in pieces])

@@ -26,10 +26,28 @@ def homography(corners_a8_h8_h1_a1):
     return cv2.getPerspectiveTransform(np.float32(corners_a8_h8_h1_a1), board_points())
 
 
-def warp(image, corners_a8_h8_h1_a1, interpolation=cv2.INTER_AREA):
-    """The image warped to the canonical board (INTER_AREA antialiases large photos)."""
+# The grey the warp fades to where the image has no picture (touchmove's `board::Warper`).
+NO_PICTURE = 110.0
+
+
+def warp(image, corners_a8_h8_h1_a1, interpolation=cv2.INTER_AREA, fade=True):
+    """The image warped to the canonical board (INTER_AREA antialiases large photos). As
+    touchmove warps frames, where the warp reaches outside the image it replicates the image's
+    edge for a quarter square, then fades to a flat grey over the next quarter (`fade=False` for
+    label masks, which replicate)."""
     h = homography(corners_a8_h8_h1_a1)
-    return cv2.warpPerspective(image, h, (SIZE, SIZE), flags=interpolation, borderMode=cv2.BORDER_REPLICATE)
+    board = cv2.warpPerspective(image, h, (SIZE, SIZE), flags=interpolation, borderMode=cv2.BORDER_REPLICATE)
+    if not fade:
+        return board
+    picture = np.full(image.shape[:2], 255, np.uint8)
+    seen = cv2.warpPerspective(picture, h, (SIZE, SIZE), flags=cv2.INTER_NEAREST, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+    if seen.all():
+        return board
+    distance = cv2.distanceTransform(255 - seen, cv2.DIST_L2, cv2.DIST_MASK_PRECISE)
+    grey = np.clip(distance / (SQUARE / 4) - 1.0, 0.0, 1.0)
+    if board.ndim == 3:
+        grey = grey[..., None]
+    return np.uint8(np.round(board * (1.0 - grey) + NO_PICTURE * grey))
 
 
 def rotate_corners(corners, quarter_turns):

@@ -1,11 +1,12 @@
 """The board model's data side: square order, orientation and augmentations that keep the
 labels on their squares. (The training loop itself needs torch and is not run here.)"""
 
+import cv2
 import numpy as np
 import pytest
 
 from board_model.cache import fen_classes, split_of
-from board_model.geometry import CELLS, MARGIN, SIZE, SQUARE, board_points, rotate_corners
+from board_model.geometry import CELLS, MARGIN, SIZE, SQUARE, board_points, rotate_corners, warp
 
 from board_model.augment import augment
 
@@ -21,6 +22,22 @@ def test_warp_puts_a8_top_left():
     p = board_points()
     assert p[0].tolist() == [MARGIN, MARGIN] and p[2].tolist() == [SIZE - MARGIN, SIZE - MARGIN]
     assert SIZE == 8 * SQUARE + 2 * MARGIN and SIZE // 8 == CELLS
+
+
+def test_warp_fades_where_the_image_ends():
+    # An image that is the playing area only, as a recording already cut to the board: the
+    # margin replicates its edge for a quarter square, then fades to grey (as touchmove does).
+    image = np.full((384, 384, 3), 200, np.uint8)
+    board = warp(image, [[0, 0], [384, 0], [384, 384], [0, 384]], cv2.INTER_LINEAR)
+    assert board[216, 216, 0] == 200 and board[20, 216, 0] == 200 and board[216, 20, 0] == 200
+    assert board[216, 0, 0] == 110 and board[431, 216, 0] == 110 and board[0, 0, 0] == 110
+    assert 130 < board[6, 216, 0] < 180
+    # A mask is not faded; an image with surroundings keeps them.
+    assert (warp(image[..., 0], [[0, 0], [384, 0], [384, 384], [0, 384]], cv2.INTER_NEAREST, fade=False) == 200).all()
+    wide = np.full((484, 484, 3), 50, np.uint8)
+    wide[50:434, 50:434] = 200
+    board = warp(wide, [[50, 50], [434, 50], [434, 434], [50, 434]], cv2.INTER_LINEAR)
+    assert board[216, 216, 0] == 200 and board[216, 0, 0] == 50 and board[0, 0, 0] == 50
 
 
 def test_rotating_corners_relabels_them():
