@@ -13,6 +13,10 @@
 //!   piece read there;
 //! - a piece turning the other colour in place while no hand holds one of that colour, or
 //!   appearing where no hand was seen, is a misread, and nothing happened;
+//! - a piece seen leaving while another of its colour leaves too (castling's king and rook
+//!   apart) never left if its player then sets down the other where only the other could go:
+//!   a player moves one piece at a time, and the readings lose pieces in an arm's shadow (the
+//!   events wait, a few seconds at most, until the readings tell);
 //! - a hand leaving the board with pieces in it put them aside: one `remove` (no square) each,
 //!   so a captured piece lifted off the board is a `lift` then a `remove`;
 //! - a touch of a standing piece is a `touch`, or a `contact` when the hand holds a piece, or
@@ -22,7 +26,7 @@
 //! Lifts and releases carry `conf` 0.95 (the board showed them for several readings); touches
 //! carry theirs (see `contacts`).
 
-use shakmaty::{Board, Color, Piece, Role, Square};
+use shakmaty::{Board, Color, Piece, Rank, Role, Square};
 
 use crate::events::{Action, Event, Hand};
 
@@ -36,6 +40,10 @@ const PUT_BACK_S: f64 = 0.5;
 /// ...may have been lifted and put back, or only lost by the readings for a moment: the release
 /// carries this confidence, and the engine doubts the touch the lift made.
 const PUT_BACK_CONF: f32 = 0.5;
+/// How long (seconds of settled readings) a piece seen leaving while another of its colour is
+/// lifted too may wait for the readings to show which of them moved (see `Interpreter::lost`),
+/// holding back the events after it; then it was lifted.
+const UNDECIDED_S: f64 = 3.0;
 /// Confidence of a knock: a piece that stops looking like itself may be toppled, or only
 /// half hidden, blurred or mistaken by the model; the engine leaves a ruling on it to the arbiter.
 const KNOCK_CONF: f32 = 0.5;
@@ -126,7 +134,21 @@ impl Interpreter {
         let n = self.waiting.iter().take_while(|w| w.0 < until).count();
         let mut ready: Vec<(f64, u64, Observation)> = self.waiting.drain(..n).collect();
         ready.reverse();
-        while let Some((t, _, obs)) = ready.pop() {
+        while let Some((t, seq, obs)) = ready.pop() {
+            // A piece seen leaving while another of its colour is lifted too: see `lost`.
+            if let Observation::Change { sq, to: None, .. } = obs {
+                match self.lost(sq, ready.iter().rev().map(|w| &w.2)) {
+                    Some(true) => continue,
+                    // Wait, this and what follows, for the readings to show where the player
+                    // sets a piece down.
+                    None if until - t < UNDECIDED_S => {
+                        self.waiting.push((t, seq, obs));
+                        self.waiting.append(&mut ready);
+                        return;
+                    }
+                    _ => {}
+                }
+            }
             // Never back in time, even if an observation came in later than promised.
             let t = t.max(self.last_t);
             self.last_t = t;
@@ -152,6 +174,36 @@ impl Interpreter {
             }
             self.read(t, obs, out);
         }
+    }
+
+    /// Whether the piece the readings saw leave `sq` never left it, while another of its colour
+    /// (not its castling partner) is lifted too: a player moves one piece at a time, and a piece
+    /// in a shadow or at an arm's edge is the one most often read as gone for a while. It never
+    /// left if the first piece its player sets down in the `upcoming` readings is set down
+    /// where it could not go and where the other could; it was lifted if it could go there, or
+    /// if its player's hand leaves or the opponent acts first. `None` while the readings do not
+    /// tell yet.
+    fn lost<'a>(&self, sq: Square, upcoming: impl Iterator<Item = &'a Observation>) -> Option<bool> {
+        let Some(piece) = self.board.piece_at(sq) else { return Some(false) };
+        let partners = |other: Piece| other.color == piece.color && !matches!((piece.role, other.role), (Role::King, Role::Rook) | (Role::Rook, Role::King));
+        let mut others: Vec<(Square, Piece)> = self.held.iter().filter(|h| partners(h.piece)).map(|h| (h.from, h.piece)).collect();
+        for obs in upcoming {
+            match *obs {
+                Observation::Change { sq: from, to: None, .. } if from != sq => {
+                    others.extend(self.board.piece_at(from).filter(|&p| partners(p)).map(|p| (from, p)));
+                }
+                // A piece set down (where a hand was seen: others are misreads) by its player,
+                // or in its colour: the model's colours are the less sure of the two.
+                Observation::Change { sq: to, to: Some(seen), hand: Some(hand) } if seen.color == piece.color || hand.side == piece.color => {
+                    let could_go = |from: Square, p: Piece| could_move(p, from, to, &self.board);
+                    return Some(to != sq && !could_go(sq, piece) && others.iter().any(|&(from, p)| could_go(from, p)));
+                }
+                Observation::Left(hand) if hand.side == piece.color => return Some(false),
+                Observation::Change { hand: Some(hand), .. } | Observation::Touch { hand: Some(hand), .. } if hand.side != piece.color => return Some(false),
+                _ => {}
+            }
+        }
+        if others.is_empty() { Some(false) } else { None }
     }
 
     fn read(&mut self, t: f64, obs: Observation, out: &mut Vec<Event>) {
@@ -283,5 +335,21 @@ impl Interpreter {
         let hand = hand.or(self.last_hand).unwrap_or(Hand { side, number: 1 });
         self.last_hand = Some(hand);
         hand
+    }
+}
+
+/// Whether `piece` on `from` could go to `to` on `board` (as `board` stands before it moves, in
+/// the piece's own way: pawns forward or one square diagonally, kings one square or two along
+/// their rank to castle).
+fn could_move(piece: Piece, from: Square, to: Square, board: &Board) -> bool {
+    let forward = |rank: i32| if piece.color == Color::White { rank } else { -rank };
+    let (files, ranks) = (i32::from(to.file()) - i32::from(from.file()), i32::from(to.rank()) - i32::from(from.rank()));
+    match piece.role {
+        Role::Pawn => {
+            let start = from.rank() == piece.color.fold_wb(Rank::Second, Rank::Seventh);
+            (files == 0 && (ranks == forward(1) || (start && ranks == forward(2)))) || (files.abs() == 1 && ranks == forward(1))
+        }
+        Role::King => from.distance(to) == 1 || (ranks == 0 && files.abs() == 2),
+        _ => shakmaty::attacks::attacks(from, piece, board.occupied()).contains(to),
     }
 }

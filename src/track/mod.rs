@@ -369,6 +369,62 @@ mod tests {
         assert!(out.windows(2).all(|w| w[0].t <= w[1].t));
     }
 
+    #[test]
+    fn a_piece_read_gone_beside_the_one_that_moves_never_left() {
+        // White plays Nf3; beside the arm, the pawn on h2 reads as gone from the lift on and is
+        // never read back (a shadow): a pawn cannot reach f3, the knight can, so the pawn stayed.
+        let start = Board::default();
+        let mut lifted = start.clone();
+        lifted.discard_piece_at(Square::G1);
+        lifted.discard_piece_at(Square::H2);
+        let mut after = lifted.clone();
+        after.set_piece_at(Square::F3, Piece::from_char('N').unwrap());
+        let mut tracker = Tracker::new(start.clone(), Options::default());
+        let mut out = Vec::new();
+        let mut t = 0.0;
+        for (board, hand) in [(&start, true), (&lifted, true), (&after, true), (&after, false)] {
+            feed(&mut tracker, &mut t, board, hand, 6, &mut out);
+        }
+        tracker.finish(&mut out);
+        let got: Vec<(&str, Option<Square>)> = out.iter().map(|e| (e.action.name(), e.action.square())).collect();
+        assert_eq!(got, [("lift", Some(Square::G1)), ("release", Some(Square::F3))]);
+        // Castling: the king and the rook both leave, and both are lifts.
+        let mut lifted = start.clone();
+        for sq in [Square::E1, Square::F1, Square::G1, Square::H1] {
+            lifted.discard_piece_at(sq);
+        }
+        let mut castled = lifted.clone();
+        castled.set_piece_at(Square::G1, Piece::from_char('K').unwrap());
+        castled.set_piece_at(Square::F1, Piece::from_char('R').unwrap());
+        let mut cleared = start.clone();
+        cleared.discard_piece_at(Square::F1);
+        cleared.discard_piece_at(Square::G1);
+        let mut tracker = Tracker::new(cleared.clone(), Options::default());
+        let mut out = Vec::new();
+        for (board, hand) in [(&cleared, true), (&lifted, true), (&castled, true), (&castled, false)] {
+            feed(&mut tracker, &mut t, board, hand, 6, &mut out);
+        }
+        tracker.finish(&mut out);
+        let lifts: Vec<Square> = out.iter().filter_map(|e| match e.action { Action::Lift(sq) => Some(sq), _ => None }).collect();
+        assert_eq!(lifts, [Square::E1, Square::H1], "{out:?}");
+    }
+
+    #[test]
+    fn a_piece_leaving_with_no_hand_near_went_with_the_nearest_hand() {
+        // White's left hand over the b-file; the knight on g1 leaves, no hand seen near it.
+        let start = Board::default();
+        let mut lifted = start.clone();
+        lifted.discard_piece_at(Square::G1);
+        let mut tracker = Tracker::new(start.clone(), Options::default());
+        let mut out = Vec::new();
+        let mut t = 0.0;
+        feed_arm(&mut tracker, &mut t, &start, Some((12, 30)), &[], 4, &mut out);
+        feed_arm(&mut tracker, &mut t, &lifted, Some((12, 30)), &[], 4, &mut out);
+        tracker.finish(&mut out);
+        let got: Vec<(String, &str)> = out.iter().map(|e| (e.hand.to_string(), e.action.name())).collect();
+        assert_eq!(got, [("w2".to_string(), "lift")]);
+    }
+
     /// Feeds `n` readings of `board`, 0.05 s apart, with White's arm over the g-file (g1 to g4)
     /// or no hand at all.
     fn feed(tracker: &mut Tracker, t: &mut f64, board: &Board, hand: bool, n: usize, out: &mut Vec<Event>) {

@@ -11,7 +11,8 @@
 //! did it: between the last reading that confirmed the old piece and the first that showed the
 //! new one, the last contact with a hand (the last grasp of a piece leaving, the fingers leaving
 //! a piece set down), or else the hand seen near the square; the hand is the one seen there
-//! then. A piece seen arriving while a hand still touches it was let go at the last contact. A
+//! then (for a piece leaving with no hand seen near, the nearest hand over the board: pieces
+//! leave in a hand, while one seen arriving with no hand near is a misread). A piece seen arriving while a hand still touches it was let go at the last contact. A
 //! piece that trusted readings, [`Options::knock_hold`] in a row, no longer recognise as any kind
 //! (best class under [`Options::knock_class_max`]) while the square clearly looks occupied, was
 //! displaced or toppled: a knock.
@@ -196,7 +197,9 @@ impl Squares {
                 _ => evidence.map_or(first, |(at, _)| at.min(first)),
             }
             .max(st.confirmed);
-            let hand = evidence.and_then(|s| s.1).or(near);
+            // A piece leaving with no hand seen at it went with the nearest hand there is.
+            let nearest = nearest.filter(|_| class.is_none()).map(|(h, _)| h);
+            let hand = evidence.and_then(|s| s.1).or(near).or(nearest);
             out.push(Seen::Change { sq, to: class, t: when, hand });
             st.knocked = false;
             st.candidate = None;
