@@ -374,14 +374,11 @@ mod tests {
         // White plays Nf3; beside the arm, the pawn on h2 reads as gone from the lift on and is
         // never read back (a shadow): a pawn cannot reach f3, the knight can, so the pawn stayed.
         let start = Board::default();
-        let mut lifted = start.clone();
-        lifted.discard_piece_at(Square::G1);
-        lifted.discard_piece_at(Square::H2);
+        let lifted = without(&start, &[Square::G1, Square::H2]);
         let mut after = lifted.clone();
         after.set_piece_at(Square::F3, Piece::from_char('N').unwrap());
         let mut tracker = Tracker::new(start.clone(), Options::default());
-        let mut out = Vec::new();
-        let mut t = 0.0;
+        let (mut out, mut t) = (Vec::new(), 0.0);
         for (board, hand) in [(&start, true), (&lifted, true), (&after, true), (&after, false)] {
             feed(&mut tracker, &mut t, board, hand, 6, &mut out);
         }
@@ -389,16 +386,11 @@ mod tests {
         let got: Vec<(&str, Option<Square>)> = out.iter().map(|e| (e.action.name(), e.action.square())).collect();
         assert_eq!(got, [("lift", Some(Square::G1)), ("release", Some(Square::F3))]);
         // Castling: the king and the rook both leave, and both are lifts.
-        let mut lifted = start.clone();
-        for sq in [Square::E1, Square::F1, Square::G1, Square::H1] {
-            lifted.discard_piece_at(sq);
-        }
+        let cleared = without(&start, &[Square::F1, Square::G1]);
+        let lifted = without(&cleared, &[Square::E1, Square::H1]);
         let mut castled = lifted.clone();
         castled.set_piece_at(Square::G1, Piece::from_char('K').unwrap());
         castled.set_piece_at(Square::F1, Piece::from_char('R').unwrap());
-        let mut cleared = start.clone();
-        cleared.discard_piece_at(Square::F1);
-        cleared.discard_piece_at(Square::G1);
         let mut tracker = Tracker::new(cleared.clone(), Options::default());
         let mut out = Vec::new();
         for (board, hand) in [(&cleared, true), (&lifted, true), (&castled, true), (&castled, false)] {
@@ -413,11 +405,9 @@ mod tests {
     fn a_piece_leaving_with_no_hand_near_went_with_the_nearest_hand() {
         // White's left hand over the b-file; the knight on g1 leaves, no hand seen near it.
         let start = Board::default();
-        let mut lifted = start.clone();
-        lifted.discard_piece_at(Square::G1);
+        let lifted = without(&start, &[Square::G1]);
         let mut tracker = Tracker::new(start.clone(), Options::default());
-        let mut out = Vec::new();
-        let mut t = 0.0;
+        let (mut out, mut t) = (Vec::new(), 0.0);
         feed_arm(&mut tracker, &mut t, &start, Some((12, 30)), &[], 4, &mut out);
         feed_arm(&mut tracker, &mut t, &lifted, Some((12, 30)), &[], 4, &mut out);
         tracker.finish(&mut out);
@@ -445,6 +435,15 @@ mod tests {
             }
             tracker.push(&r, out);
         }
+    }
+
+    /// `board` with `squares` emptied.
+    fn without(board: &Board, squares: &[Square]) -> Board {
+        let mut board = board.clone();
+        for &sq in squares {
+            board.discard_piece_at(sq);
+        }
+        board
     }
 
     /// The ids of the hands the tracker follows, sorted.
