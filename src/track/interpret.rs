@@ -6,7 +6,9 @@
 //! - a piece leaving its square is a `lift` by the hand seen there; the hand now holds it;
 //! - a piece appearing is a `release` by the hand holding that piece (the hand seen there
 //!   first, then any hand; a piece of the other colour in the hand seen there when no hand
-//!   holds one of the colour read), or else a `place` of a piece from off the board;
+//!   holds one of the colour read), or else, on the last rank of its colour's pawns, a `place`
+//!   of a promotion piece from off the board (elsewhere no piece comes from off the board: the
+//!   hand itself, or its shadow, was read as a piece);
 //! - a pawn released on the last rank waits there to be exchanged; if it is not lifted again
 //!   before its hand leaves the board or the opponent acts, it was exchanged where the readings
 //!   could not tell (in the hand, or under it): a `remove` from the square and a `place` of the
@@ -244,6 +246,16 @@ impl Interpreter {
                     // A piece appearing where no hand was seen: pieces do not arrive on their own.
                     return;
                 }
+                let holder = to.and_then(|seen| self.holder(sq, seen, hand));
+                if let Some(seen) = to
+                    && holder.is_none()
+                    && sq.rank() != seen.color.other().backrank()
+                {
+                    // A piece no hand held appearing anywhere but where a promotion piece is set
+                    // down: pieces come onto the board from off it only as promotion pieces. The
+                    // hand itself, or its shadow, read as a piece.
+                    return;
+                }
                 match to {
                     Some(piece) => {
                         self.board.set_piece_at(sq, piece);
@@ -260,17 +272,6 @@ impl Interpreter {
                         emit(hand, Action::Lift(sq), BOARD_CONF, out);
                     }
                     (_, Some(seen)) => {
-                        // The piece that arrives is the one a hand held (its kind is known from
-                        // where it was lifted; the model's guess of the kind is a fallback): the
-                        // hand seen there first, else any hand of that colour, else any hand;
-                        // failing those, whatever the hand seen there holds, the colour misread.
-                        let holder = self
-                            .held
-                            .iter()
-                            .rposition(|h| Some(h.hand) == hand && h.piece.color == seen.color)
-                            .or_else(|| self.held.iter().rposition(|h| h.piece.color == seen.color && h.hand.side == seen.color))
-                            .or_else(|| self.held.iter().rposition(|h| h.piece.color == seen.color))
-                            .or_else(|| self.held.iter().rposition(|h| Some(h.hand) == hand));
                         match holder {
                             Some(i) => {
                                 let Held { hand: holder, piece: held, from, at: lifted } = self.held.remove(i);
@@ -323,6 +324,22 @@ impl Interpreter {
                 self.exchange(t, |u| u == hand, out);
             }
         }
+    }
+
+    /// The held piece that arrives on `sq` where `seen` is read, the hand `hand` seen there: the
+    /// one a hand held (its kind is known from where it was lifted; the model's guess of the
+    /// kind is a fallback): the hand seen there first, else any hand of that colour, else any
+    /// hand; failing those, whatever the hand seen there holds, the colour misread. Where only
+    /// the other player's hand is seen, a held piece that could not go there did not: that hand
+    /// was read as a piece.
+    fn holder(&self, sq: Square, seen: Piece, hand: Option<Hand>) -> Option<usize> {
+        let held = &self.held;
+        let there = |h: &Held| hand.is_none_or(|by| by.side == h.hand.side) || could_move(h.piece, h.from, sq, &self.board);
+        held.iter()
+            .rposition(|h| Some(h.hand) == hand && h.piece.color == seen.color)
+            .or_else(|| held.iter().rposition(|h| h.piece.color == seen.color && h.hand.side == seen.color && there(h)))
+            .or_else(|| held.iter().rposition(|h| h.piece.color == seen.color && there(h)))
+            .or_else(|| held.iter().rposition(|h| Some(h.hand) == hand))
     }
 
     /// Whether a hand holds a piece of `color`.

@@ -377,12 +377,7 @@ mod tests {
         let lifted = without(&start, &[Square::G1, Square::H2]);
         let mut after = lifted.clone();
         after.set_piece_at(Square::F3, Piece::from_char('N').unwrap());
-        let mut tracker = Tracker::new(start.clone(), Options::default());
-        let (mut out, mut t) = (Vec::new(), 0.0);
-        for (board, hand) in [(&start, true), (&lifted, true), (&after, true), (&after, false)] {
-            feed(&mut tracker, &mut t, board, hand, 6, &mut out);
-        }
-        tracker.finish(&mut out);
+        let out = play(&start, &[(&start, true), (&lifted, true), (&after, true), (&after, false)]);
         let got: Vec<(&str, Option<Square>)> = out.iter().map(|e| (e.action.name(), e.action.square())).collect();
         assert_eq!(got, [("lift", Some(Square::G1)), ("release", Some(Square::F3))]);
         // Castling: the king and the rook both leave, and both are lifts.
@@ -391,14 +386,60 @@ mod tests {
         let mut castled = lifted.clone();
         castled.set_piece_at(Square::G1, Piece::from_char('K').unwrap());
         castled.set_piece_at(Square::F1, Piece::from_char('R').unwrap());
-        let mut tracker = Tracker::new(cleared.clone(), Options::default());
-        let mut out = Vec::new();
-        for (board, hand) in [(&cleared, true), (&lifted, true), (&castled, true), (&castled, false)] {
-            feed(&mut tracker, &mut t, board, hand, 6, &mut out);
-        }
-        tracker.finish(&mut out);
+        let out = play(&cleared, &[(&cleared, true), (&lifted, true), (&castled, true), (&castled, false)]);
         let lifts: Vec<Square> = out.iter().filter_map(|e| match e.action { Action::Lift(sq) => Some(sq), _ => None }).collect();
         assert_eq!(lifts, [Square::E1, Square::H1], "{out:?}");
+    }
+
+    #[test]
+    fn pieces_come_onto_the_board_only_as_promotion_pieces() {
+        // White's hand over g3, read as a knight there while no hand holds one: nothing happened.
+        let start = Board::default();
+        let mut phantom = start.clone();
+        phantom.set_piece_at(Square::G3, Piece::from_char('N').unwrap());
+        let out = play(&start, &[(&start, true), (&phantom, true), (&start, true), (&start, false)]);
+        assert!(out.is_empty(), "{out:?}");
+        // A queen set on the last rank with no piece in hand is a promotion piece put down.
+        let start: Board = "8/4P1k1/8/8/8/8/6K1/8".parse::<shakmaty::fen::Fen>().unwrap().as_setup().board.clone();
+        let mut promoted = start.clone();
+        promoted.set_piece_at(Square::G8, Piece::from_char('Q').unwrap());
+        let mut tracker = Tracker::new(start.clone(), Options::default());
+        let (mut out, mut t) = (Vec::new(), 0.0);
+        for board in [&start, &promoted, &promoted] {
+            feed_arm(&mut tracker, &mut t, board, Some((45, 4)), &[], 6, &mut out);
+        }
+        feed_arm(&mut tracker, &mut t, &promoted, None, &[], 6, &mut out);
+        tracker.finish(&mut out);
+        let got: Vec<(&str, Option<Square>)> = out.iter().map(|e| (e.action.name(), e.action.square())).collect();
+        assert_eq!(got, [("place", Some(Square::G8))]);
+    }
+
+    #[test]
+    fn a_held_piece_is_not_set_down_where_it_cannot_go_under_the_other_players_hand() {
+        // Black's king leaves g7 for h6; meanwhile White's hand rests on b3 and is read as a
+        // black piece there. The king cannot reach b3, and no Black hand is there: a misread.
+        let start: Board = "8/6k1/8/8/8/8/6K1/8".parse::<shakmaty::fen::Fen>().unwrap().as_setup().board.clone();
+        let lifted = without(&start, &[Square::G7]);
+        let mut misread = lifted.clone();
+        misread.set_piece_at(Square::B3, Piece::from_char('k').unwrap());
+        let mut arrived = misread.clone();
+        arrived.set_piece_at(Square::H6, Piece::from_char('k').unwrap());
+        let mut tracker = Tracker::new(start.clone(), Options::default());
+        let (mut out, mut t) = (Vec::new(), 0.0);
+        for (board, hands) in [(&start, true), (&lifted, true), (&misread, true), (&arrived, true), (&arrived, false)] {
+            for _ in 0..6 {
+                t += 0.05;
+                let mut r = reading(t, board);
+                if hands {
+                    arm(&mut r.hands.black, 45, 0..=16);
+                    arm(&mut r.hands.white, 9, 33..=53);
+                }
+                tracker.push(&r, &mut out);
+            }
+        }
+        tracker.finish(&mut out);
+        let got: Vec<(&str, Option<Square>)> = out.iter().map(|e| (e.action.name(), e.action.square())).collect();
+        assert_eq!(got, [("lift", Some(Square::G7)), ("release", Some(Square::H6))]);
     }
 
     #[test]
@@ -435,6 +476,18 @@ mod tests {
             }
             tracker.push(&r, out);
         }
+    }
+
+    /// The events of a tracker started on `start` and fed six readings of each board in
+    /// turn, with White's arm over the g-file or no hand (see `feed`).
+    fn play(start: &Board, boards: &[(&Board, bool)]) -> Vec<Event> {
+        let mut tracker = Tracker::new(start.clone(), Options::default());
+        let (mut out, mut t) = (Vec::new(), 0.0);
+        for &(board, hand) in boards {
+            feed(&mut tracker, &mut t, board, hand, 6, &mut out);
+        }
+        tracker.finish(&mut out);
+        out
     }
 
     /// `board` with `squares` emptied.
