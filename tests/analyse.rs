@@ -96,6 +96,7 @@ fn clean_clips_give_their_moves_and_no_ruling() {
         ("clean-castling", &["e1g1", "e8c8"][..]),
         ("clean-enpassant-capture", &["e5d6", "c7d6"][..]),
         ("adjust-declared", &["e1g1"][..]),
+        ("clean-promotion", &["e7e8q", "g7h6"][..]),
     ] {
         let a = analyse(clip, false);
         assert_eq!(moves(&a), want, "{clip}");
