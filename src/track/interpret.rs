@@ -198,7 +198,8 @@ impl Interpreter {
                 // or in its colour: the model's colours are the less sure of the two.
                 Observation::Change { sq: to, to: Some(seen), hand: Some(hand) } if seen.color == piece.color || hand.side == piece.color => {
                     let could_go = |from: Square, p: Piece| could_move(p, from, to, &self.board);
-                    return Some(to != sq && !could_go(sq, piece) && others.iter().any(|&(from, p)| could_go(from, p)));
+                    // The other may be put back where it stood.
+                    return Some(to != sq && !could_go(sq, piece) && others.iter().any(|&(from, p)| from == to || could_go(from, p)));
                 }
                 Observation::Left(hand) if hand.side == piece.color => return Some(false),
                 Observation::Change { hand: Some(hand), .. } | Observation::Touch { hand: Some(hand), .. } if hand.side != piece.color => return Some(false),

@@ -380,6 +380,11 @@ mod tests {
         let out = play(&start, &[(&start, true), (&lifted, true), (&after, true), (&after, false)]);
         let got: Vec<(&str, Option<Square>)> = out.iter().map(|e| (e.action.name(), e.action.square())).collect();
         assert_eq!(got, [("lift", Some(Square::G1)), ("release", Some(Square::F3))]);
+        // The knight put back where it stood: the pawn, which cannot go there, still never left.
+        let back = without(&start, &[Square::H2]);
+        let out = play(&start, &[(&start, true), (&lifted, true), (&back, true), (&back, false)]);
+        let got: Vec<(&str, Option<Square>)> = out.iter().map(|e| (e.action.name(), e.action.square())).collect();
+        assert_eq!(got, [("lift", Some(Square::G1)), ("release", Some(Square::G1))]);
         // Castling: the king and the rook both leave, and both are lifts.
         let cleared = without(&start, &[Square::F1, Square::G1]);
         let lifted = without(&cleared, &[Square::E1, Square::H1]);
