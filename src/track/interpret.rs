@@ -6,7 +6,8 @@
 //! - a piece leaving its square is a `lift` by the hand seen there; the hand now holds it;
 //! - a piece appearing is a `release` by the hand holding that piece (the hand seen there
 //!   first, then any hand; a piece of the other colour in the hand seen there when no hand
-//!   holds one of the colour read), or else, on the last rank of its colour's pawns, a `place`
+//!   holds one of the colour read; with no hand seen there, a held piece of its colour that
+//!   could go there), or else, on the last rank of its colour's pawns, a `place`
 //!   of a promotion piece from off the board (elsewhere no piece comes from off the board: the
 //!   hand itself, or its shadow, was read as a piece);
 //! - a pawn released on the last rank waits there to be exchanged; if it is not lifted again
@@ -14,7 +15,8 @@
 //!   could not tell (in the hand, or under it): a `remove` from the square and a `place` of the
 //!   piece read there;
 //! - a piece turning the other colour in place while no hand holds one of that colour, or
-//!   appearing where no hand was seen, is a misread, and nothing happened;
+//!   appearing where no hand was seen and no held piece could go, is a misread, and nothing
+//!   happened;
 //! - a piece seen leaving while another of its colour leaves too (castling's king and rook
 //!   apart) never left if its player then sets down the other where only the other could go:
 //!   a player moves one piece at a time, and the readings lose pieces in an arm's shadow (the
@@ -243,10 +245,16 @@ impl Interpreter {
                     // held one of that colour: the model misread the piece, which never moved.
                     return;
                 }
-                if from.is_none() && to.is_some() && hand.is_none() {
-                    // A piece appearing where no hand was seen: pieces do not arrive on their own.
-                    return;
-                }
+                // A piece appearing where no hand was seen: pieces do not arrive on their own,
+                // unless a hand holds one of its colour that could go there (the model lost the
+                // hand, not the piece): then that hand set it down.
+                let hand = match (from, to, hand) {
+                    (None, Some(seen), None) => match self.held.iter().rev().find(|h| h.piece.color == seen.color && could_move(h.piece, h.from, sq, &self.board)) {
+                        Some(h) => Some(h.hand),
+                        None => return,
+                    },
+                    _ => hand,
+                };
                 let holder = to.and_then(|seen| self.holder(sq, seen, hand));
                 if let Some(seen) = to
                     && holder.is_none()

@@ -448,6 +448,27 @@ mod tests {
     }
 
     #[test]
+    fn a_piece_set_down_where_no_hand_is_seen_is_the_held_piece_that_could_go_there() {
+        // The model sees White's hand only over the b-file while the knight goes g1-f3.
+        let start = Board::default();
+        let lifted = without(&start, &[Square::G1]);
+        let mut after = lifted.clone();
+        after.set_piece_at(Square::F3, Piece::from_char('N').unwrap());
+        // A pawn appearing on e4 meanwhile is no piece in hand: none held could go there.
+        let mut misread = after.clone();
+        misread.set_piece_at(Square::E4, Piece::from_char('P').unwrap());
+        let mut tracker = Tracker::new(start.clone(), Options::default());
+        let (mut out, mut t) = (Vec::new(), 0.0);
+        for board in [&start, &lifted, &after, &misread] {
+            feed_arm(&mut tracker, &mut t, board, Some((12, 30)), &[], 6, &mut out);
+        }
+        feed_arm(&mut tracker, &mut t, &misread, None, &[], 6, &mut out);
+        tracker.finish(&mut out);
+        let got: Vec<(String, &str, Option<Square>)> = out.iter().map(|e| (e.hand.to_string(), e.action.name(), e.action.square())).collect();
+        assert_eq!(got, [("w2".to_string(), "lift", Some(Square::G1)), ("w2".to_string(), "release", Some(Square::F3))]);
+    }
+
+    #[test]
     fn a_piece_leaving_with_no_hand_near_went_with_the_nearest_hand() {
         // White's left hand over the b-file; the knight on g1 leaves, no hand seen near it.
         let start = Board::default();
