@@ -377,12 +377,12 @@ mod tests {
         let lifted = without(&start, &[Square::G1, Square::H2]);
         let mut after = lifted.clone();
         after.set_piece_at(Square::F3, Piece::from_char('N').unwrap());
-        let out = play(&start, &[(&start, true), (&lifted, true), (&after, true), (&after, false)]);
+        let out = play(&start, &[(&start, G_FILE), (&lifted, G_FILE), (&after, G_FILE), (&after, None)]);
         let got: Vec<(&str, Option<Square>)> = out.iter().map(|e| (e.action.name(), e.action.square())).collect();
         assert_eq!(got, [("lift", Some(Square::G1)), ("release", Some(Square::F3))]);
         // The knight put back where it stood: the pawn, which cannot go there, still never left.
         let back = without(&start, &[Square::H2]);
-        let out = play(&start, &[(&start, true), (&lifted, true), (&back, true), (&back, false)]);
+        let out = play(&start, &[(&start, G_FILE), (&lifted, G_FILE), (&back, G_FILE), (&back, None)]);
         let got: Vec<(&str, Option<Square>)> = out.iter().map(|e| (e.action.name(), e.action.square())).collect();
         assert_eq!(got, [("lift", Some(Square::G1)), ("release", Some(Square::G1))]);
         // Castling: the king and the rook both leave, and both are lifts.
@@ -391,7 +391,7 @@ mod tests {
         let mut castled = lifted.clone();
         castled.set_piece_at(Square::G1, Piece::from_char('K').unwrap());
         castled.set_piece_at(Square::F1, Piece::from_char('R').unwrap());
-        let out = play(&cleared, &[(&cleared, true), (&lifted, true), (&castled, true), (&castled, false)]);
+        let out = play(&cleared, &[(&cleared, G_FILE), (&lifted, G_FILE), (&castled, G_FILE), (&castled, None)]);
         let lifts: Vec<Square> = out.iter().filter_map(|e| match e.action { Action::Lift(sq) => Some(sq), _ => None }).collect();
         assert_eq!(lifts, [Square::E1, Square::H1], "{out:?}");
     }
@@ -402,7 +402,7 @@ mod tests {
         let start = Board::default();
         let mut phantom = start.clone();
         phantom.set_piece_at(Square::G3, Piece::from_char('N').unwrap());
-        let out = play(&start, &[(&start, true), (&phantom, true), (&start, true), (&start, false)]);
+        let out = play(&start, &[(&start, G_FILE), (&phantom, G_FILE), (&start, G_FILE), (&start, None)]);
         assert!(out.is_empty(), "{out:?}");
         // A queen set on the last rank with no piece in hand is a promotion piece put down.
         let start: Board = "8/4P1k1/8/8/8/8/6K1/8".parse::<shakmaty::fen::Fen>().unwrap().as_setup().board.clone();
@@ -457,13 +457,8 @@ mod tests {
         // A pawn appearing on e4 meanwhile is no piece in hand: none held could go there.
         let mut misread = after.clone();
         misread.set_piece_at(Square::E4, Piece::from_char('P').unwrap());
-        let mut tracker = Tracker::new(start.clone(), Options::default());
-        let (mut out, mut t) = (Vec::new(), 0.0);
-        for board in [&start, &lifted, &after, &misread] {
-            feed_arm(&mut tracker, &mut t, board, Some((12, 30)), &[], 6, &mut out);
-        }
-        feed_arm(&mut tracker, &mut t, &misread, None, &[], 6, &mut out);
-        tracker.finish(&mut out);
+        let b_file = Some((12, 30));
+        let out = play(&start, &[(&start, b_file), (&lifted, b_file), (&after, b_file), (&misread, b_file), (&misread, None)]);
         let got: Vec<(String, &str, Option<Square>)> = out.iter().map(|e| (e.hand.to_string(), e.action.name(), e.action.square())).collect();
         assert_eq!(got, [("w2".to_string(), "lift", Some(Square::G1)), ("w2".to_string(), "release", Some(Square::F3))]);
     }
@@ -485,7 +480,7 @@ mod tests {
     /// Feeds `n` readings of `board`, 0.05 s apart, with White's arm over the g-file (g1 to g4)
     /// or no hand at all.
     fn feed(tracker: &mut Tracker, t: &mut f64, board: &Board, hand: bool, n: usize, out: &mut Vec<Event>) {
-        feed_arm(tracker, t, board, hand.then_some((39, 27)), &[], n, out);
+        feed_arm(tracker, t, board, G_FILE.filter(|_| hand), &[], n, out);
     }
 
     /// Feeds `n` readings of `board`, 0.05 s apart, with White's arm up column `arm.0` of the
@@ -504,13 +499,16 @@ mod tests {
         }
     }
 
+    /// White's arm over the g-file, g1 to g4 (see `feed_arm`).
+    const G_FILE: Option<(usize, usize)> = Some((39, 27));
+
     /// The events of a tracker started on `start` and fed six readings of each board in
-    /// turn, with White's arm over the g-file or no hand (see `feed`).
-    fn play(start: &Board, boards: &[(&Board, bool)]) -> Vec<Event> {
+    /// turn, with White's arm where it says (see `feed_arm`), or no hand.
+    fn play(start: &Board, boards: &[(&Board, Option<(usize, usize)>)]) -> Vec<Event> {
         let mut tracker = Tracker::new(start.clone(), Options::default());
         let (mut out, mut t) = (Vec::new(), 0.0);
-        for &(board, hand) in boards {
-            feed(&mut tracker, &mut t, board, hand, 6, &mut out);
+        for &(board, arm_at) in boards {
+            feed_arm(&mut tracker, &mut t, board, arm_at, &[], 6, &mut out);
         }
         tracker.finish(&mut out);
         out
