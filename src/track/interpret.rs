@@ -7,9 +7,10 @@
 //! - a piece appearing is a `release` by the hand holding that piece (the hand seen there
 //!   first, then any hand; a piece of the other colour in the hand seen there when no hand
 //!   holds one of the colour read; with no hand seen there, a held piece of its colour that
-//!   could go there), or else, on the last rank of its colour's pawns, a `place`
-//!   of a promotion piece from off the board (elsewhere no piece comes from off the board: the
-//!   hand itself, or its shadow, was read as a piece);
+//!   could go there; not a piece that could not go there, where only the other player's hand
+//!   is seen), or else, on the last rank of its colour's pawns, a `place` of a promotion piece
+//!   from off the board (elsewhere no piece comes from off the board: the hand itself, or its
+//!   shadow, was read as a piece);
 //! - a pawn released on the last rank waits there to be exchanged; if it is not lifted again
 //!   before its hand leaves the board or the opponent acts, it was exchanged where the readings
 //!   could not tell (in the hand, or under it): a `remove` from the square and a `place` of the

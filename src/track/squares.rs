@@ -198,8 +198,8 @@ impl Squares {
             }
             .max(st.confirmed);
             // A piece leaving with no hand seen at it went with the nearest hand there is.
-            let nearest = nearest.filter(|_| class.is_none()).map(|(h, _)| h);
-            let hand = evidence.and_then(|s| s.1).or(near).or(nearest);
+            let carrier = nearest.filter(|_| class.is_none()).map(|(h, _)| h);
+            let hand = evidence.and_then(|s| s.1).or(near).or(carrier);
             out.push(Seen::Change { sq, to: class, t: when, hand });
             st.knocked = false;
             st.candidate = None;
