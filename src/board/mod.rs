@@ -259,8 +259,16 @@ pub struct Warper {
     shrink: Option<f64>,
     /// Image pixels (after the shrink) to warped pixels.
     to_warp: Homography,
-    /// Where the warp lies outside the frame: the weights of the picture and of the grey.
-    fade: Option<(Mat, Mat)>,
+    /// Where the warp lies outside the frame.
+    fade: Option<Fade>,
+}
+
+/// The blend of a warp with grey where it lies outside the frame.
+struct Fade {
+    /// The picture's weight per warped pixel (`CV_32F`).
+    picture: Mat,
+    /// The grey's (1 - `picture`).
+    grey: Mat,
 }
 
 impl Warper {
@@ -296,17 +304,17 @@ impl Warper {
             None => frame,
         };
         let warped = warp_into(frame, self.to_warp, self.layout)?;
-        let Some((picture, grey)) = &self.fade else { return Ok(warped) };
+        let Some(fade) = &self.fade else { return Ok(warped) };
         let flat = Mat::new_size_with_default(warped.size()?, warped.typ(), Scalar::all(NO_PICTURE))?;
         let mut out = Mat::default();
-        imgproc::blend_linear(&warped, &flat, picture, grey, &mut out)?;
+        imgproc::blend_linear(&warped, &flat, &fade.picture, &fade.grey, &mut out)?;
         Ok(out)
     }
 }
 
-/// The blend weights (picture, grey) of a warp through `to_warp` of frames of `size`, or `None`
-/// when the whole warp lies inside the frame.
-fn fade_weights(size: Size, to_warp: Homography, layout: Layout) -> Result<Option<(Mat, Mat)>, BoardError> {
+/// The fade of a warp through `to_warp` of frames of `size`, or `None` when the whole warp lies
+/// inside the frame.
+fn fade_weights(size: Size, to_warp: Homography, layout: Layout) -> Result<Option<Fade>, BoardError> {
     let to_image = to_warp.inverse();
     let side = f64::from(layout.side());
     let (w, h) = (f64::from(size.width), f64::from(size.height));
@@ -331,7 +339,7 @@ fn fade_weights(size: Size, to_warp: Homography, layout: Layout) -> Result<Optio
     imgproc::threshold(&ramp, &mut clipped, 1.0, 1.0, imgproc::THRESH_TRUNC)?;
     imgproc::threshold(&clipped, &mut grey, 0.0, 0.0, imgproc::THRESH_TOZERO)?;
     grey.convert_to(&mut picture, opencv::core::CV_32F, -1.0, 1.0)?;
-    Ok(Some((picture, grey)))
+    Ok(Some(Fade { picture, grey }))
 }
 
 /// `frame` warped bilinearly through `to_board` (image pixels to board units) onto `layout`.

@@ -258,6 +258,9 @@ pub fn run(config: &Config, stop: Arc<AtomicBool>, progress: &mut dyn FnMut(&Pro
 fn expected_side(pos: &Chess, board: &Board) -> Color {
     let before = pos.board();
     let shown = |m: Move| {
+        if m.from().is_none_or(|from| board.occupied().contains(from)) {
+            return false;
+        }
         let mut after = pos.clone();
         after.play_unchecked(m);
         let after = after.board();
