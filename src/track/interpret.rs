@@ -246,17 +246,17 @@ impl Interpreter {
                     // held one of that colour: the model misread the piece, which never moved.
                     return;
                 }
-                // A piece appearing where no hand was seen: pieces do not arrive on their own,
-                // unless a hand holds one of its colour that could go there (the model lost the
-                // hand, not the piece): then that hand set it down.
-                let hand = match (from, to, hand) {
-                    (None, Some(seen), None) => match self.held.iter().rev().find(|h| h.piece.color == seen.color && could_move(h.piece, h.from, sq, &self.board)) {
-                        Some(h) => Some(h.hand),
+                let holder = match (from, to, hand) {
+                    // A piece appearing where no hand was seen: pieces do not arrive on their
+                    // own, unless a hand holds one of its colour that could go there (the model
+                    // lost the hand, not the piece): that one.
+                    (None, Some(seen), None) => match self.held.iter().rposition(|h| h.piece.color == seen.color && could_move(h.piece, h.from, sq, &self.board)) {
+                        Some(i) => Some(i),
                         None => return,
                     },
-                    _ => hand,
+                    (_, Some(seen), _) => self.holder(sq, seen, hand),
+                    (_, None, _) => None,
                 };
-                let holder = to.and_then(|seen| self.holder(sq, seen, hand));
                 if let Some(seen) = to
                     && holder.is_none()
                     && sq.rank() != seen.color.other().backrank()
