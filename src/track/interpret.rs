@@ -250,10 +250,10 @@ impl Interpreter {
                     // A piece appearing where no hand was seen: pieces do not arrive on their
                     // own, unless a hand holds one of its colour that could go there (the model
                     // lost the hand, not the piece): that one.
-                    (None, Some(seen), None) => match self.held.iter().rposition(|h| h.piece.color == seen.color && could_move(h.piece, h.from, sq, &self.board)) {
-                        Some(i) => Some(i),
-                        None => return,
-                    },
+                    (None, Some(seen), None) => {
+                        let Some(i) = self.held.iter().rposition(|h| h.piece.color == seen.color && could_move(h.piece, h.from, sq, &self.board)) else { return };
+                        Some(i)
+                    }
                     (_, Some(seen), _) => self.holder(sq, seen, hand),
                     (_, None, _) => None,
                 };
