@@ -23,7 +23,7 @@ use std::time::Instant;
 
 use crossbeam_channel::bounded;
 use opencv::core::Mat;
-use shakmaty::{Bitboard, Board, Chess, Color, Move, Position, Role};
+use shakmaty::{Board, Chess, Color, Move, Position};
 
 use crate::board::Calibration;
 use crate::capture::{self, Capture, Policy, Source};
@@ -264,22 +264,9 @@ fn expected_side(pos: &Chess, board: &Board) -> Color {
         let mut after = pos.clone();
         after.play_unchecked(m);
         let after = after.board();
-        let touched = (after.occupied() ^ before.occupied()) | changed(before, after);
-        after.occupied() == board.occupied() && touched.into_iter().all(|sq| after.piece_at(sq) == board.piece_at(sq))
+        after.occupied() == board.occupied() && rules::differing(before, after).into_iter().all(|sq| after.piece_at(sq) == board.piece_at(sq))
     };
     if pos.legal_moves().into_iter().any(shown) { pos.turn().other() } else { pos.turn() }
-}
-
-/// The occupied squares of both boards whose pieces differ.
-fn changed(a: &Board, b: &Board) -> Bitboard {
-    let mut differ = Bitboard::EMPTY;
-    for color in Color::ALL {
-        differ |= a.by_color(color) ^ b.by_color(color);
-    }
-    for role in Role::ALL {
-        differ |= a.by_role(role) ^ b.by_role(role);
-    }
-    differ & a.occupied() & b.occupied()
 }
 
 /// The tracker and the rule engine, frame by frame.

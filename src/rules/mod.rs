@@ -949,14 +949,7 @@ enum Attempt {
 /// The legal move of `pos` whose result is `board`, if any: only moves whose origin and
 /// destination changed are tried.
 pub fn move_shown(pos: &Chess, board: &Board) -> Option<Move> {
-    let before = pos.board();
-    let mut changed = board.occupied() ^ before.occupied();
-    for color in Color::ALL {
-        changed |= board.by_color(color) ^ before.by_color(color);
-    }
-    for role in Role::ALL {
-        changed |= board.by_role(role) ^ before.by_role(role);
-    }
+    let changed = differing(pos.board(), board);
     pos.legal_moves().into_iter().find(|&m| {
         m.from().is_some_and(|f| changed.contains(f)) && changed.contains(m.to()) && {
             let mut after = pos.clone();
@@ -964,6 +957,18 @@ pub fn move_shown(pos: &Chess, board: &Board) -> Option<Move> {
             after.board() == board
         }
     })
+}
+
+/// The squares whose content differs between `a` and `b`.
+pub fn differing(a: &Board, b: &Board) -> shakmaty::Bitboard {
+    let mut differ = a.occupied() ^ b.occupied();
+    for color in Color::ALL {
+        differ |= a.by_color(color) ^ b.by_color(color);
+    }
+    for role in Role::ALL {
+        differ |= a.by_role(role) ^ b.by_role(role);
+    }
+    differ
 }
 
 /// Whether `m` moves the piece that stood on `sq` (for castling, the king or the rook).

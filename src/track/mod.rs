@@ -378,13 +378,11 @@ mod tests {
         let mut after = lifted.clone();
         after.set_piece_at(Square::F3, Piece::from_char('N').unwrap());
         let out = play(&start, &[(&start, G_FILE), (&lifted, G_FILE), (&after, G_FILE), (&after, None)]);
-        let got: Vec<(&str, Option<Square>)> = out.iter().map(|e| (e.action.name(), e.action.square())).collect();
-        assert_eq!(got, [("lift", Some(Square::G1)), ("release", Some(Square::F3))]);
+        assert_eq!(actions(&out), [("lift", Some(Square::G1)), ("release", Some(Square::F3))]);
         // The knight put back where it stood: the pawn, which cannot go there, still never left.
         let back = without(&start, &[Square::H2]);
         let out = play(&start, &[(&start, G_FILE), (&lifted, G_FILE), (&back, G_FILE), (&back, None)]);
-        let got: Vec<(&str, Option<Square>)> = out.iter().map(|e| (e.action.name(), e.action.square())).collect();
-        assert_eq!(got, [("lift", Some(Square::G1)), ("release", Some(Square::G1))]);
+        assert_eq!(actions(&out), [("lift", Some(Square::G1)), ("release", Some(Square::G1))]);
         // Castling: the king and the rook both leave, and both are lifts.
         let cleared = without(&start, &[Square::F1, Square::G1]);
         let lifted = without(&cleared, &[Square::E1, Square::H1]);
@@ -415,8 +413,7 @@ mod tests {
         }
         feed_arm(&mut tracker, &mut t, &promoted, None, &[], 6, &mut out);
         tracker.finish(&mut out);
-        let got: Vec<(&str, Option<Square>)> = out.iter().map(|e| (e.action.name(), e.action.square())).collect();
-        assert_eq!(got, [("place", Some(Square::G8))]);
+        assert_eq!(actions(&out), [("place", Some(Square::G8))]);
     }
 
     #[test]
@@ -443,8 +440,7 @@ mod tests {
             }
         }
         tracker.finish(&mut out);
-        let got: Vec<(&str, Option<Square>)> = out.iter().map(|e| (e.action.name(), e.action.square())).collect();
-        assert_eq!(got, [("lift", Some(Square::G7)), ("release", Some(Square::H6))]);
+        assert_eq!(actions(&out), [("lift", Some(Square::G7)), ("release", Some(Square::H6))]);
     }
 
     #[test]
@@ -514,6 +510,11 @@ mod tests {
         out
     }
 
+    /// What each event did, and where.
+    fn actions(events: &[Event]) -> Vec<(&'static str, Option<Square>)> {
+        events.iter().map(|e| (e.action.name(), e.action.square())).collect()
+    }
+
     /// `board` with `squares` emptied.
     fn without(board: &Board, squares: &[Square]) -> Board {
         let mut board = board.clone();
@@ -563,8 +564,7 @@ mod tests {
         feed(&mut tracker, &mut t, &landed, true, 4, &mut out);
         feed(&mut tracker, &mut t, &landed, false, 4, &mut out);
         tracker.finish(&mut out);
-        let got: Vec<(&str, Option<Square>)> = out.iter().map(|e| (e.action.name(), e.action.square())).collect();
-        assert_eq!(got, [("lift", Some(Square::G1)), ("release", Some(Square::G3))]);
+        assert_eq!(actions(&out), [("lift", Some(Square::G1)), ("release", Some(Square::G3))]);
     }
 
     #[test]
