@@ -225,3 +225,16 @@ fn two_hands_are_an_illegal_move_only_when_the_tracker_is_sure_of_both() {
     // The tracker doubts the second hand is not the first one back.
     assert_eq!(summary(&run(ITALIAN, CLOCK, &script("hand_conf=0.6"))), ["judgement 7.5.4", "move Bxf7+"]);
 }
+
+#[test]
+fn a_move_changed_after_a_doubtful_release_is_left_to_the_arbiter() {
+    // Nf3 released, then the knight lifted again and put on h3: 4.7 requires Nf3. A
+    // release the tracker doubts (a hand read as the knight where it passed) leaves it to the
+    // arbiter.
+    let fen = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+    for (conf, verdict) in [(0.95, "violation"), (0.5, "judgement")] {
+        let script = format!("1 w1 lift g1\n2 w1 release f3 conf={conf}\n3 w1 lift f3\n4 w1 release h3\n5 b1 lift e7");
+        let out = run(fen, Options::default(), &script);
+        assert_eq!(summary(&out)[..2], [format!("{verdict} 4.7"), "move Nh3".to_string()], "release conf {conf}: {out:?}");
+    }
+}

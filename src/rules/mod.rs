@@ -77,6 +77,10 @@ struct Made {
     m: Move,
     t: f64,
     evidence: Evidence,
+    /// The tracker's confidence in the event that made it, where under `Options::min_conf` (a
+    /// piece read set down where a hand only passed): a later change of move is then left to
+    /// the arbiter.
+    doubt: Option<f32>,
 }
 
 /// How a move came to be completed.
@@ -471,7 +475,7 @@ impl Engine {
         }
         match (self.legal_result(), self.turn.made) {
             (Some(m), None) => {
-                let made = Made { m, t: ev.t, evidence: evidence(ev) };
+                let made = Made { m, t: ev.t, evidence: evidence(ev), doubt: ev.conf.filter(|&c| c < self.opts.min_conf) };
                 self.turn.made = Some(made);
                 self.judge_made(made, out);
             }
@@ -649,7 +653,7 @@ impl Engine {
         let made = match self.turn.made {
             Some(made) => made,
             None => {
-                let made = Made { m, t, evidence: Evidence { t, ev: "release", sq: Some(m.to()) } };
+                let made = Made { m, t, evidence: Evidence { t, ev: "release", sq: Some(m.to()) }, doubt: None };
                 self.turn.made = Some(made);
                 self.judge_made(made, out);
                 made
@@ -657,7 +661,7 @@ impl Engine {
         };
         if made.m != m {
             let since = self.turn.deviated_at.unwrap_or(t);
-            let text = format!(
+            let mut text = format!(
                 "{} made the move {} at {:.1} s and changed it at {since:.1} s to {}: under 4.7 a piece released as part of a legal move cannot be moved to another square, so the move is {}.",
                 describe::side(me),
                 describe::san(&self.pos, made.m),
@@ -665,7 +669,14 @@ impl Engine {
                 describe::san(&self.pos, m),
                 describe::san(&self.pos, made.m)
             );
-            self.rule(t, Verdict::Violation, Article::A4_7, me, vec![made.m], text, vec![made.evidence, Evidence { t: since, ev: "release", sq: None }], out);
+            let verdict = match made.doubt {
+                Some(c) => {
+                    text.push_str(&format!(" The arbiter decides: there is no breach if the piece was never let go there (tracker confidence {c:.2})."));
+                    Verdict::Judgement
+                }
+                None => Verdict::Violation,
+            };
+            self.rule(t, verdict, Article::A4_7, me, vec![made.m], text, vec![made.evidence, Evidence { t: since, ev: "release", sq: None }], out);
         }
         let counts = how != Completion::End || !self.opts.clock;
         if counts && self.sure_hands() >= 2 {

@@ -22,8 +22,16 @@
 //!   apart) never left if its player then sets down the other where only the other could go:
 //!   a player moves one piece at a time, and the readings lose pieces in an arm's shadow (the
 //!   events wait, a few seconds at most, until the readings tell);
-//! - a hand leaving the board with pieces in it put them aside: one `remove` (no square) each,
-//!   so a captured piece lifted off the board is a `lift` then a `remove`;
+//! - a player's own piece still in a hand when the opponent lifts a piece of theirs, or when
+//!   the hand leaves the board, was set down where the readings could not see it (cut off at
+//!   the picture's edge): on the square, among those it could go to, whose readings have turned
+//!   most towards a piece since it was lifted, if any has clearly; a `release` there with
+//!   [`UNSEEN_CONF`]; the piece stays there, whatever the readings show, until a piece of its
+//!   colour appears where no held piece but it could go: a `lift` from its square and a
+//!   `release` there;
+//! - a hand leaving the board with pieces in it (not found set down out of sight) put them
+//!   aside: one `remove` (no square) each, so a captured piece lifted off the board is a `lift`
+//!   then a `remove`;
 //! - a touch of a standing piece is a `touch`, or a `contact` when the hand holds a piece, or
 //!   a `brush` when it was a graze on the way elsewhere;
 //! - a displaced piece is a `knock`.
@@ -33,6 +41,7 @@
 
 use shakmaty::{Board, Color, Piece, Rank, Role, Square};
 
+use super::squares::Squares;
 use crate::events::{Action, Event, Hand};
 
 /// How much later than the piece's arrival elsewhere the lift of a piece may be dated (its
@@ -40,15 +49,26 @@ use crate::events::{Action, Event, Hand};
 const LIFT_LATE_S: f64 = 1.0;
 /// Confidence of changes the stable board showed.
 const BOARD_CONF: f32 = 0.95;
-/// A piece seen back on its own square this soon (seconds) after it was seen gone...
-const PUT_BACK_S: f64 = 0.5;
-/// ...may have been lifted and put back, or only lost by the readings for a moment: the release
-/// carries this confidence, and the engine doubts the touch the lift made.
-const PUT_BACK_CONF: f32 = 0.5;
+/// A piece seen set down this soon (seconds) after it was seen gone...
+const QUICK_S: f64 = 0.5;
+/// ...may, back on its own square, have been lifted and put back, or only lost by the readings
+/// for a moment (the engine then doubts the touch the lift made); elsewhere, it may be the hand
+/// read as the piece where it passed (no hand carries a piece that fast: its lift was dated
+/// back to the hand's arrival), and the engine doubts the move it makes. The release carries
+/// this confidence.
+const QUICK_CONF: f32 = 0.5;
 /// How long (seconds of settled readings) a piece seen leaving while another of its colour is
 /// lifted too may wait for the readings to show which of them moved (see `Interpreter::lost`),
 /// holding back the events after it; then it was lifted.
 const UNDECIDED_S: f64 = 3.0;
+/// A held piece set down out of sight is looked for on the squares whose median occupied
+/// probability rose by at least this much, from the readings before it was lifted...
+const UNSEEN_RISE: f32 = 0.05;
+/// ...(those from this many seconds before the lift, up to [`LIFT_LATE_S`] before it, as the
+/// lift may be dated late) to those since.
+const UNSEEN_BEFORE_S: f64 = 4.0;
+/// Confidence of a release where the readings did not show the piece.
+pub(super) const UNSEEN_CONF: f32 = 0.6;
 /// Confidence of a knock: a piece that stops looking like itself may be toppled, or only
 /// half hidden, blurred or mistaken by the model; the engine leaves a ruling on it to the arbiter.
 const KNOCK_CONF: f32 = 0.5;
@@ -83,8 +103,13 @@ pub enum Observation {
         /// The hand seen there.
         hand: Option<Hand>,
     },
-    /// `hand` left the board.
-    Left(Hand),
+    /// `hand` left the board, last seen over it at `seen`.
+    Left {
+        /// The hand.
+        hand: Hand,
+        /// When it was last seen over the board.
+        seen: f64,
+    },
 }
 
 /// A piece in a hand.
@@ -109,6 +134,23 @@ pub struct Interpreter {
     last_t: f64,
     /// Pawns set down on the last rank, not yet lifted again.
     unexchanged: Vec<Unexchanged>,
+    /// The squares of pieces set down out of sight (see `Interpreter::set_down_unseen`).
+    out_of_sight: Vec<Square>,
+    /// What the stable board must be told, not yet taken by [`Interpreter::take_corrections`].
+    corrections: Vec<Correction>,
+}
+
+/// A square whose stable content the readings got wrong, or could not show.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Correction {
+    /// The square.
+    pub sq: Square,
+    /// What stands there.
+    pub piece: Option<Piece>,
+    /// Since when.
+    pub t: f64,
+    /// The piece stands where the readings cannot see it (see `Squares::correct`).
+    pub out_of_sight: bool,
 }
 
 /// A pawn set down on the last rank, waiting to be exchanged.
@@ -124,7 +166,7 @@ struct Unexchanged {
 impl Interpreter {
     /// Starts from `board`, nothing held.
     pub fn new(board: Board) -> Interpreter {
-        Interpreter { waiting: Vec::new(), seq: 0, board, held: Vec::new(), last_hand: None, last_t: 0.0, unexchanged: Vec::new() }
+        Interpreter { waiting: Vec::new(), seq: 0, board, held: Vec::new(), last_hand: None, last_t: 0.0, unexchanged: Vec::new(), out_of_sight: Vec::new(), corrections: Vec::new() }
     }
 
     /// Adds an observation dated `t`.
@@ -133,8 +175,15 @@ impl Interpreter {
         self.seq += 1;
     }
 
-    /// Interprets, in time order, the observations dated before `until`.
-    pub fn flush(&mut self, until: f64, out: &mut Vec<Event>) {
+    /// What the stable board got wrong or could not show, found since the last call: a piece
+    /// misread in place, a piece set down out of sight or gone from there.
+    pub fn take_corrections(&mut self) -> Vec<Correction> {
+        std::mem::take(&mut self.corrections)
+    }
+
+    /// Interprets, in time order, the observations dated before `until`; `squares` has the
+    /// readings' history.
+    pub fn flush(&mut self, until: f64, squares: &Squares, out: &mut Vec<Event>) {
         self.waiting.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         let n = self.waiting.iter().take_while(|w| w.0 < until).count();
         let mut ready: Vec<(f64, u64, Observation)> = self.waiting.drain(..n).collect();
@@ -154,8 +203,14 @@ impl Interpreter {
                     _ => {}
                 }
             }
-            // Never back in time, even if an observation came in later than promised.
-            let t = t.max(self.last_t);
+            // Never back in time, even if an observation came in later than promised. A hand's
+            // leaving waits a grace for pieces it set down as it went, but what it did with the
+            // pieces it held, it did before it was last seen.
+            let t = match obs {
+                Observation::Left { seen, .. } => seen,
+                _ => t,
+            }
+            .max(self.last_t);
             self.last_t = t;
             // A piece that appears while no hand holds one of its colour was lifted from
             // elsewhere in the same gesture, its square seen empty a little later: read that
@@ -171,13 +226,13 @@ impl Interpreter {
                 };
                 if let Some(i) = ready.iter().rposition(lift) {
                     let (_, _, early) = ready.remove(i);
-                    self.read(t, early, out);
+                    self.read(t, early, squares, out);
                 } else if let Some(i) = self.waiting.iter().position(lift) {
                     let (_, _, early) = self.waiting.remove(i);
-                    self.read(t, early, out);
+                    self.read(t, early, squares, out);
                 }
             }
-            self.read(t, obs, out);
+            self.read(t, obs, squares, out);
         }
     }
 
@@ -204,7 +259,7 @@ impl Interpreter {
                     // The other may be put back where it stood.
                     return Some(to != sq && !could_go(sq, piece) && others.iter().any(|&(from, p)| from == to || could_go(from, p)));
                 }
-                Observation::Left(hand) if hand.side == piece.color => return Some(false),
+                Observation::Left { hand, .. } if hand.side == piece.color => return Some(false),
                 Observation::Change { hand: Some(hand), .. } | Observation::Touch { hand: Some(hand), .. } if hand.side != piece.color => return Some(false),
                 _ => {}
             }
@@ -212,12 +267,55 @@ impl Interpreter {
         if others.is_empty() { Some(false) } else { None }
     }
 
-    fn read(&mut self, t: f64, obs: Observation, out: &mut Vec<Event>) {
+    fn read(&mut self, t: f64, obs: Observation, squares: &Squares, out: &mut Vec<Event>) {
         // The opponent acts: a promotion left waiting is over.
         if let Observation::Change { hand: Some(by), .. } | Observation::Touch { hand: Some(by), .. } | Observation::Knock { hand: Some(by), .. } = obs {
             self.exchange(t, |hand| hand.side != by.side, out);
         }
+        // The opponent lifts a piece of theirs, holding none of the player's: the player's move
+        // is over, and a piece of the player's still in hand was set down out of sight. So was
+        // one in a hand that leaves the board, rather than carried off, if the readings tell
+        // where.
+        match obs {
+            Observation::Change { sq, to: None, hand: Some(by) } if self.board.piece_at(sq).is_some_and(|p| p.color == by.side) && !self.holds(by.side) => {
+                self.set_down_unseen(t, |h| h.hand.side != by.side && h.piece.color == h.hand.side, squares, out);
+            }
+            Observation::Left { hand, .. } => self.set_down_unseen(t, |h| h.hand == hand && h.piece.color == hand.side, squares, out),
+            _ => {}
+        }
         self.read_now(t, obs, out)
+    }
+
+    /// The held pieces that `which` picks were set down where the readings could not see them:
+    /// each on the square it could go to whose readings turned most towards a piece since it was
+    /// lifted (by at least [`UNSEEN_RISE`]). One with no such square stays in the hand.
+    fn set_down_unseen(&mut self, t: f64, which: impl Fn(&Held) -> bool, squares: &Squares, out: &mut Vec<Event>) {
+        for i in (0..self.held.len()).rev() {
+            if which(&self.held[i]) {
+                self.set_down_unseen_one(t, i, squares, out);
+            }
+        }
+    }
+
+    fn set_down_unseen_one(&mut self, t: f64, i: usize, squares: &Squares, out: &mut Vec<Event>) {
+        let Held { hand, piece, from, at } = self.held.remove(i);
+        let rise = |sq: Square| Some(squares.occupied(sq, at, f64::INFINITY)? - squares.occupied(sq, at - UNSEEN_BEFORE_S, at - LIFT_LATE_S)?);
+        let last_rank = |sq: Square| piece.role == Role::Pawn && sq.rank() == piece.color.other().backrank();
+        let best = Square::ALL
+            .into_iter()
+            .filter(|&sq| sq != from && self.board.piece_at(sq).is_none() && !last_rank(sq) && could_move(piece, from, sq, &self.board))
+            .filter_map(|sq| rise(sq).map(|r| (sq, r)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .filter(|&(_, r)| r >= UNSEEN_RISE);
+        let Some((sq, _)) = best else {
+            self.held.insert(i, Held { hand, piece, from, at });
+            return;
+        };
+        self.board.set_piece_at(sq, piece);
+        self.out_of_sight.push(sq);
+        self.corrections.push(Correction { sq, piece: Some(piece), t, out_of_sight: true });
+        self.last_hand = Some(hand);
+        out.push(Event { t, action: Action::Release(sq), hand, conf: Some(UNSEEN_CONF), hand_conf: None });
     }
 
     /// A pawn set down on the last rank and never lifted again, by a hand that `ends` says has
@@ -244,7 +342,11 @@ impl Interpreter {
                 {
                     // The same colour again, or a piece turned the other colour while no hand
                     // held one of that colour: the model misread the piece, which never moved.
+                    self.corrections.push(Correction { sq, piece: from, t, out_of_sight: false });
                     return;
+                }
+                if let Some(seen) = to {
+                    self.lift_out_of_sight(t, sq, seen, hand, out);
                 }
                 let holder = match (from, to, hand) {
                     // A piece appearing where no hand was seen: pieces do not arrive on their
@@ -275,6 +377,7 @@ impl Interpreter {
                     }
                 }
                 self.unexchanged.retain(|u| u.sq != sq);
+                self.out_of_sight.retain(|&o| o != sq);
                 match (from, to) {
                     (Some(piece), None) => {
                         let hand = self.hand_or_guess(hand, piece.color);
@@ -284,7 +387,7 @@ impl Interpreter {
                     (_, Some(seen)) => {
                         match holder {
                             Some(i) => {
-                                let Held { hand: holder, piece: held, from, at: lifted } = self.held.remove(i);
+                                let Held { hand: holder, piece: held, from: _, at: lifted } = self.held.remove(i);
                                 self.last_hand = Some(holder);
                                 // The piece a hand held is the one set down, whatever the model
                                 // reads: a pawn on the last rank among them (the model never saw
@@ -294,9 +397,8 @@ impl Interpreter {
                                 if held.role == Role::Pawn && sq.rank() == held.color.other().backrank() {
                                     self.unexchanged.push(Unexchanged { sq, hand: holder, read: seen });
                                 }
-                                // Back where it stood, at once: maybe only lifted and put back,
-                                // maybe a piece the readings lost for a moment.
-                                let conf = if from == sq && t - lifted < PUT_BACK_S { PUT_BACK_CONF } else { BOARD_CONF };
+                                // At once: see `QUICK_S`.
+                                let conf = if t - lifted < QUICK_S { QUICK_CONF } else { BOARD_CONF };
                                 emit(holder, Action::Release(sq), conf, out);
                             }
                             None => {
@@ -325,7 +427,7 @@ impl Interpreter {
                 let hand = self.hand_or_guess(hand, piece.color);
                 emit(hand, Action::Knock(sq), KNOCK_CONF, out);
             }
-            Observation::Left(hand) => {
+            Observation::Left { hand, .. } => {
                 let n = self.held.iter().filter(|h| h.hand == hand).count();
                 self.held.retain(|h| h.hand != hand);
                 for _ in 0..n {
@@ -334,6 +436,22 @@ impl Interpreter {
                 self.exchange(t, |u| u == hand, out);
             }
         }
+    }
+
+    /// A piece of `seen`'s colour appears on `sq`, where no held piece could go: if a piece set
+    /// down out of sight could, it was lifted from there (and is now held, to be released).
+    fn lift_out_of_sight(&mut self, t: f64, sq: Square, seen: Piece, hand: Option<Hand>, out: &mut Vec<Event>) {
+        let could = |p: Piece, from: Square| p.color == seen.color && could_move(p, from, sq, &self.board);
+        if self.held.iter().any(|h| could(h.piece, h.from)) {
+            return;
+        }
+        let Some(k) = self.out_of_sight.iter().position(|&o| self.board.piece_at(o).is_some_and(|p| could(p, o))) else { return };
+        let from = self.out_of_sight.remove(k);
+        let Some(piece) = self.board.remove_piece_at(from) else { return };
+        self.corrections.push(Correction { sq: from, piece: None, t, out_of_sight: false });
+        let hand = self.hand_or_guess(hand, seen.color);
+        self.held.push(Held { hand, piece, from, at: t });
+        out.push(Event { t, action: Action::Lift(from), hand, conf: Some(UNSEEN_CONF), hand_conf: None });
     }
 
     /// The held piece that arrives on `sq` where `seen` is read, the hand `hand` seen there: the

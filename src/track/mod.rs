@@ -174,7 +174,10 @@ impl Tracker {
     /// [`IDENTITY_CONF`] as their `hand_conf`.
     fn flush(&mut self, until: f64, out: &mut Vec<Event>) {
         let from = out.len();
-        self.interpreter.flush(until, out);
+        self.interpreter.flush(until, &self.squares, out);
+        for c in self.interpreter.take_corrections() {
+            self.squares.correct(c, self.last_t);
+        }
         for e in out[from..].iter_mut().filter(|e| self.hands.doubtful(e.hand, e.t)) {
             e.hand_conf = Some(IDENTITY_CONF);
         }
@@ -207,7 +210,7 @@ impl Tracker {
         let (now, later): (Vec<Left>, Vec<Left>) = self.leaving.drain(..).partition(|l| ready(l));
         self.leaving = later;
         for left in now {
-            self.interpreter.push(left.t + LEFT_GRACE_S, Observation::Left(left.hand));
+            self.interpreter.push(left.t + LEFT_GRACE_S, Observation::Left { hand: left.hand, seen: left.t });
         }
     }
 }
@@ -529,6 +532,98 @@ mod tests {
         let mut ids: Vec<String> = tracker.hands().iter().map(|tr| tr.hand.to_string()).collect();
         ids.sort();
         ids
+    }
+
+    #[test]
+    fn a_piece_set_down_out_of_sight_is_found_where_the_readings_turned() {
+        // After 1.e4 e5, White lifts the queen from d1 and sets it on h5, cut off at the
+        // picture's edge: the readings there only turn a little from empty. Black then plays
+        // Nc6, and White Qh4. `rise` is the occupied probability read on h5 once the queen is
+        // there.
+        let start: Board = "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2".parse::<shakmaty::fen::Fen>().unwrap().as_setup().board.clone();
+        let lifted = without(&start, &[Square::D1]);
+        let b8_lifted = without(&lifted, &[Square::B8]);
+        let mut c6 = b8_lifted.clone();
+        c6.set_piece_at(Square::C6, Piece::from_char('n').unwrap());
+        let run = |rise: f32| {
+            let mut tracker = Tracker::new(start.clone(), Options::default());
+            let (mut out, mut t) = (Vec::new(), 0.0);
+            // 1.5 s of the start, then the queen lifted by White's hand over d1.
+            feed_arm(&mut tracker, &mut t, &start, None, &[], 30, &mut out);
+            feed_arm(&mut tracker, &mut t, &start, Some((24, 44)), &[], 6, &mut out);
+            feed_arm(&mut tracker, &mut t, &lifted, Some((24, 44)), &[], 6, &mut out);
+            // The hand leaves the picture past h5, and comes back at once (the readings lose
+            // it for a moment): it never left the board, holding the queen, as far as they tell.
+            let with_rise = |tracker: &mut Tracker, t: &mut f64, board: &Board, black_arm: bool, out: &mut Vec<Event>| {
+                for _ in 0..8 {
+                    *t += 0.05;
+                    let mut r = reading(*t, board);
+                    r.squares[Square::H5 as usize].classes[0] = 1.0 - rise;
+                    r.squares[Square::H5 as usize].classes[piece_class(Piece::from_char('Q'))] = rise;
+                    arm(&mut r.hands.white, 51, 27..=53);
+                    if black_arm {
+                        arm(&mut r.hands.black, 12, 0..=8);
+                    }
+                    tracker.push(&r, out);
+                }
+            };
+            with_rise(&mut tracker, &mut t, &lifted, false, &mut out);
+            // Black's hand lifts the knight from b8 and sets it on c6.
+            with_rise(&mut tracker, &mut t, &lifted, true, &mut out);
+            with_rise(&mut tracker, &mut t, &b8_lifted, true, &mut out);
+            with_rise(&mut tracker, &mut t, &c6, true, &mut out);
+            with_rise(&mut tracker, &mut t, &c6, false, &mut out);
+            // White's queen comes back into view on h4: from h5, the only piece that could go.
+            let mut h4 = c6.clone();
+            h4.set_piece_at(Square::H4, Piece::from_char('Q').unwrap());
+            for board in [&c6, &h4, &h4] {
+                feed_arm(&mut tracker, &mut t, board, Some((51, 27)), &[], 6, &mut out);
+            }
+            feed_arm(&mut tracker, &mut t, &h4, None, &[], 6, &mut out);
+            tracker.finish(&mut out);
+            out
+        };
+        let out = run(0.1);
+        let got: Vec<(String, &str, Option<Square>)> = out.iter().map(|e| (e.hand.to_string(), e.action.name(), e.action.square())).collect();
+        let want = [
+            ("w2", "lift", Some(Square::D1)),
+            ("w2", "release", Some(Square::H5)),
+            ("b1", "lift", Some(Square::B8)),
+            ("b1", "release", Some(Square::C6)),
+            ("w1", "lift", Some(Square::H5)),
+            ("w1", "release", Some(Square::H4)),
+        ];
+        assert_eq!(got, want.map(|(h, a, sq)| (h.to_string(), a, sq)), "{out:?}");
+        assert_eq!(out[1].conf, Some(interpret::UNSEEN_CONF));
+        // Readings that never turned: the queen stays in the hand, nowhere to put it.
+        let out = run(0.0);
+        assert_eq!(actions(&out)[..3], [("lift", Some(Square::D1)), ("lift", Some(Square::B8)), ("release", Some(Square::C6))], "{out:?}");
+    }
+
+    #[test]
+    fn an_unsure_square_no_hand_came_near_does_not_hold_the_events_back() {
+        // a7 reads half empty, half a pawn, from the start and all along; White plays Nf3.
+        let start = Board::default();
+        let lifted = without(&start, &[Square::G1]);
+        let mut after = lifted.clone();
+        after.set_piece_at(Square::F3, Piece::from_char('N').unwrap());
+        let mut tracker = Tracker::new(start.clone(), Options::default());
+        let (mut out, mut t) = (Vec::new(), 0.0);
+        for (board, arm_at) in [(&start, G_FILE), (&lifted, G_FILE), (&after, G_FILE), (&after, None), (&after, None)] {
+            for _ in 0..6 {
+                t += 0.05;
+                let mut r = reading(t, board);
+                r.squares[Square::A7 as usize].classes[0] = 0.45;
+                r.squares[Square::A7 as usize].classes[piece_class(Piece::from_char('p'))] = 0.45;
+                if let Some((col, top)) = arm_at {
+                    arm(&mut r.hands.white, col, top..=53);
+                }
+                tracker.push(&r, &mut out);
+            }
+        }
+        // Out before the input ends: a change on a7, if one came, would be dated at a reading
+        // still to come, since no hand dates it back.
+        assert_eq!(actions(&out), [("lift", Some(Square::G1)), ("release", Some(Square::F3))]);
     }
 
     #[test]

@@ -12,15 +12,27 @@
 //! new one, the last contact with a hand (the last grasp of a piece leaving, the fingers leaving
 //! a piece set down), or else the hand seen near the square; the hand is the one seen there
 //! then (for a piece leaving with no hand seen near, the nearest hand over the board: pieces
-//! leave in a hand, while one seen arriving with no hand near is a misread). A piece seen arriving while a hand still touches it was let go at the last contact. A
-//! piece that trusted readings, [`Options::knock_hold`] in a row, no longer recognise as any kind
+//! leave in a hand, while one seen arriving with no hand near is a misread). A piece seen
+//! arriving while a hand still touches it was let go at the last contact. A piece that trusted
+//! readings, [`Options::knock_hold`] in a row, no longer recognise as any kind
 //! (best class under [`Options::knock_class_max`]) while the square clearly looks occupied, was
 //! displaced or toppled: a knock.
+//!
+//! The interpreter corrects the stable board ([`Squares::correct`]) where the readings got it
+//! wrong: a piece misread in place (turned the other colour while no hand held one) is put
+//! back, and a piece set down where the readings cannot see it (cut off at the picture's edge)
+//! is taken as standing there, readings of an empty square confirming it, until the interpreter
+//! sees it arrive elsewhere. To find where such a piece went, each square keeps the occupied
+//! probability of its trusted readings of the last [`HISTORY_S`] seconds
+//! ([`Squares::occupied`]).
+
+use std::collections::VecDeque;
 
 use shakmaty::{Board, Color, Piece, Role, Square};
 
 use super::Options;
 use super::hands::Hands;
+use super::interpret::Correction;
 use crate::detect::{Reading, SquareReading};
 use crate::detect::reading::{CLASSES, class_piece, piece_class};
 use crate::events::Hand;
@@ -67,6 +79,9 @@ struct Candidate {
 /// underpromotion (see [`best_of_color`]).
 const UNDERPROMOTION_ODDS: f32 = 10.0;
 
+/// Seconds of trusted readings each square keeps (see [`Squares::occupied`]).
+const HISTORY_S: f64 = 20.0;
+
 /// A time and the hand seen then.
 type Sighting = Option<(f64, Option<Hand>)>;
 
@@ -84,6 +99,8 @@ struct SquareState {
     last_contact: Sighting,
     first_near: Sighting,
     last_near: Sighting,
+    /// The stable piece stands where the readings cannot see it (see [`Squares::correct`]).
+    unseen: bool,
 }
 
 /// The stable board and the evidence behind it.
@@ -91,13 +108,16 @@ struct SquareState {
 pub struct Squares {
     board: Board,
     state: [SquareState; 64],
+    /// Per square, the time and occupied probability of its trusted readings of the last
+    /// [`HISTORY_S`] seconds.
+    history: Vec<VecDeque<(f64, f32)>>,
 }
 
 impl Squares {
     /// Starts from `board`, taken as confirmed at time 0.
     pub fn new(board: Board) -> Squares {
         let fresh = SquareState { changed: f64::NEG_INFINITY, ..SquareState::default() };
-        Squares { board, state: [fresh; 64] }
+        Squares { board, state: [fresh; 64], history: vec![VecDeque::new(); 64] }
     }
 
     /// The stable board.
@@ -121,6 +141,35 @@ impl Squares {
         self.state[sq as usize].changed
     }
 
+    /// The median occupied probability of the trusted readings of `sq` dated in `from..to`
+    /// (within the last [`HISTORY_S`] seconds); `None` if there were none.
+    pub fn occupied(&self, sq: Square, from: f64, to: f64) -> Option<f32> {
+        let mut ps: Vec<f32> = self.history[sq as usize].iter().filter(|(t, _)| (from..to).contains(t)).map(|&(_, p)| p).collect();
+        if ps.is_empty() {
+            return None;
+        }
+        let mid = ps.len() / 2;
+        Some(*ps.select_nth_unstable_by(mid, f32::total_cmp).1)
+    }
+
+    /// Takes the interpreter's word for the content of a square (as of `now`, the latest
+    /// reading): a piece the readings misread in place, or one set down out of sight, which the
+    /// readings of an empty square then confirm, or gone from there.
+    pub fn correct(&mut self, c: Correction, now: f64) {
+        match c.piece {
+            Some(piece) => self.board.set_piece_at(c.sq, piece),
+            None => {
+                self.board.discard_piece_at(c.sq);
+            }
+        }
+        let st = &mut self.state[c.sq as usize];
+        st.candidate = None;
+        st.doubt = None;
+        st.unseen = c.out_of_sight;
+        st.changed = st.changed.max(c.t);
+        st.confirm(now);
+    }
+
     /// Takes in one reading; appends what changed to `out`.
     pub fn update(&mut self, reading: &Reading, hands: &Hands, opts: &Options, out: &mut Vec<Seen>) {
         let t = reading.t;
@@ -140,10 +189,20 @@ impl Squares {
             if r.cover.is_nan() || r.cover >= opts.cover_max {
                 continue;
             }
+            let history = &mut self.history[sq as usize];
+            history.push_back((t, r.occupied()));
+            while history.front().is_some_and(|&(at, _)| at < t - HISTORY_S) {
+                history.pop_front();
+            }
             let stable = self.board.piece_at(sq);
             // What a square holds is read as empty / White / Black: the model tells those apart
             // far better than piece kinds, and a piece's kind is known from where it came from.
             let (kind, p) = best_kind(r);
+            if st.unseen && kind.is_none() {
+                st.candidate = None;
+                st.confirm(t);
+                continue;
+            }
             let doubtful_kind = r.best().1 < opts.knock_class_max;
             if p < opts.class_min || (stable.is_some() && kind == kind_of(stable) && doubtful_kind) {
                 st.candidate = None;
@@ -161,6 +220,9 @@ impl Squares {
                 } else {
                     st.doubt = None;
                 }
+                if st.doubt.is_none() {
+                    st.settle_unhandled(t);
+                }
                 continue;
             }
             st.doubt = None;
@@ -174,6 +236,7 @@ impl Squares {
             // model's best among that colour's (the interpreter prefers the piece a hand held).
             if p < opts.change_min {
                 st.candidate = None;
+                st.settle_unhandled(t);
                 continue;
             }
             let mut candidate = match st.candidate {
@@ -202,6 +265,7 @@ impl Squares {
             let hand = evidence.and_then(|s| s.1).or(near).or(carrier);
             out.push(Seen::Change { sq, to: class, t: when, hand });
             st.knocked = false;
+            st.unseen = false;
             st.candidate = None;
             st.changed = when;
             st.confirm(t);
@@ -216,6 +280,16 @@ impl Squares {
 }
 
 impl SquareState {
+    /// A reading neither confirmed nor changed the stable content. If no hand has come near
+    /// since it was last confirmed, a change, if one comes, will be dated at a later reading
+    /// (only a hand dates one back): nothing earlier is pending here, and the output need not
+    /// wait for this square.
+    fn settle_unhandled(&mut self, t: f64) {
+        if self.first_near.is_none() && self.last_contact.is_none() {
+            self.confirmed = t;
+        }
+    }
+
     /// A reading confirmed the stable content: what happened before it is settled.
     fn confirm(&mut self, t: f64) {
         self.confirmed = t;
