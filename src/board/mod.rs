@@ -230,7 +230,7 @@ impl Calibration {
     /// from the frame, without the averaging [`Calibration::warp`] does first, so it costs a
     /// fraction of a full warp. Aliased, but the same pixels are sampled every frame.
     pub fn glance(&self, frame: &Mat, layout: Layout) -> Result<Mat, BoardError> {
-        warp_through(frame, self.homography, layout)
+        warp_into(frame, layout.units_to_pixels().after(&self.homography), layout)
     }
 }
 
@@ -340,11 +340,6 @@ fn fade_weights(size: Size, to_warp: Homography, layout: Layout) -> Result<Optio
     imgproc::threshold(&clipped, &mut grey, 0.0, 0.0, imgproc::THRESH_TOZERO)?;
     grey.convert_to(&mut picture, opencv::core::CV_32F, -1.0, 1.0)?;
     Ok(Some(Fade { picture, grey }))
-}
-
-/// `frame` warped bilinearly through `to_board` (image pixels to board units) onto `layout`.
-fn warp_through(frame: &Mat, to_board: Homography, layout: Layout) -> Result<Mat, BoardError> {
-    warp_into(frame, layout.units_to_pixels().after(&to_board), layout)
 }
 
 /// `frame` warped bilinearly through `to_warp` (image pixels to warped pixels) onto `layout`.

@@ -7,10 +7,10 @@
 //! else to the player expected to act; reaching only the opponent's margin while mostly covering a
 //! hand seen over the board in the last reading, to that hand's player (a palm over the far rank
 //! whose arm the model lost); crossing no margin, to the track it overlaps, else to the player
-//! whose edge is clearly the nearest (the expected player's for a side edge). A side's blob takes over the track it overlaps most (or the nearest,
-//! within two squares; four when its arm crosses the same half of the edge; an arm across the other
-//! half of the edge is another hand, unless the blob covers a hand resting in the margin, coming
-//! back in); a fragment within [`FRAGMENT_GAP`] cells of a hand already matched joins it, and so
+//! whose edge is clearly the nearest (the expected player's for a side edge). A side's blob
+//! takes over the track it overlaps most (or the nearest, within two squares; four when its arm
+//! crosses the same half of the edge; an arm across the other half of the edge is another hand,
+//! unless the blob covers a hand resting in the margin, coming back in); a fragment within [`FRAGMENT_GAP`] cells of a hand already matched joins it, and so
 //! does one with no arm in its player's margin within [`ARMLESS_GAP`] (a palm the model cut off at
 //! the wrist: a second hand has an arm of its own). A new blob gets its number from the board edge
 //! its arm crosses: the arm of a player's right hand comes in on the right half of that player's

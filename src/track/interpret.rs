@@ -41,6 +41,7 @@
 
 use shakmaty::{Board, Color, Piece, Rank, Role, Square};
 
+use super::set_content;
 use super::squares::Squares;
 use crate::events::{Action, Event, Hand};
 
@@ -298,7 +299,7 @@ impl Interpreter {
     }
 
     fn set_down_unseen_one(&mut self, t: f64, i: usize, squares: &Squares, out: &mut Vec<Event>) {
-        let Held { hand, piece, from, at } = self.held.remove(i);
+        let Held { hand, piece, from, at } = self.held[i];
         let rise = |sq: Square| Some(squares.occupied(sq, at, f64::INFINITY)? - squares.occupied(sq, at - UNSEEN_BEFORE_S, at - LIFT_LATE_S)?);
         let last_rank = |sq: Square| piece.role == Role::Pawn && sq.rank() == piece.color.other().backrank();
         let best = Square::ALL
@@ -307,10 +308,8 @@ impl Interpreter {
             .filter_map(|sq| rise(sq).map(|r| (sq, r)))
             .max_by(|a, b| a.1.total_cmp(&b.1))
             .filter(|&(_, r)| r >= UNSEEN_RISE);
-        let Some((sq, _)) = best else {
-            self.held.insert(i, Held { hand, piece, from, at });
-            return;
-        };
+        let Some((sq, _)) = best else { return };
+        self.held.remove(i);
         self.board.set_piece_at(sq, piece);
         self.out_of_sight.push(sq);
         self.corrections.push(Correction { sq, piece: Some(piece), t, out_of_sight: true });
@@ -368,14 +367,7 @@ impl Interpreter {
                     // hand itself, or its shadow, read as a piece.
                     return;
                 }
-                match to {
-                    Some(piece) => {
-                        self.board.set_piece_at(sq, piece);
-                    }
-                    None => {
-                        self.board.discard_piece_at(sq);
-                    }
-                }
+                set_content(&mut self.board, sq, to);
                 self.unexchanged.retain(|u| u.sq != sq);
                 self.out_of_sight.retain(|&o| o != sq);
                 match (from, to) {

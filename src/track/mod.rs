@@ -22,7 +22,7 @@ mod hands;
 mod interpret;
 mod squares;
 
-use shakmaty::{Board, Color};
+use shakmaty::{Board, Color, Piece, Square};
 
 pub use hands::Track;
 
@@ -211,6 +211,16 @@ impl Tracker {
         self.leaving = later;
         for left in now {
             self.interpreter.push(left.t + LEFT_GRACE_S, Observation::Left { hand: left.hand, seen: left.t });
+        }
+    }
+}
+
+/// Sets what stands on `sq` of `board`: `piece`, or nothing.
+fn set_content(board: &mut Board, sq: Square, piece: Option<Piece>) {
+    match piece {
+        Some(piece) => board.set_piece_at(sq, piece),
+        None => {
+            board.discard_piece_at(sq);
         }
     }
 }
@@ -432,15 +442,12 @@ mod tests {
         let mut tracker = Tracker::new(start.clone(), Options::default());
         let (mut out, mut t) = (Vec::new(), 0.0);
         for (board, hands) in [(&start, true), (&lifted, true), (&misread, true), (&arrived, true), (&arrived, false)] {
-            for _ in 0..6 {
-                t += 0.05;
-                let mut r = reading(t, board);
+            feed_edited(&mut tracker, &mut t, board, 6, &mut out, |r| {
                 if hands {
                     arm(&mut r.hands.black, 45, 0..=16);
                     arm(&mut r.hands.white, 9, 33..=53);
                 }
-                tracker.push(&r, &mut out);
-            }
+            });
         }
         tracker.finish(&mut out);
         assert_eq!(actions(&out), [("lift", Some(Square::G7)), ("release", Some(Square::H6))]);
@@ -485,15 +492,22 @@ mod tests {
     /// Feeds `n` readings of `board`, 0.05 s apart, with White's arm up column `arm.0` of the
     /// hand map from the bottom edge to row `arm.1` (or no hand), its fingers on `touched`.
     fn feed_arm(tracker: &mut Tracker, t: &mut f64, board: &Board, arm_at: Option<(usize, usize)>, touched: &[Square], n: usize, out: &mut Vec<Event>) {
-        for _ in 0..n {
-            *t += 0.05;
-            let mut r = reading(*t, board);
+        feed_edited(tracker, t, board, n, out, |r| {
             if let Some((col, top)) = arm_at {
                 arm(&mut r.hands.white, col, top..=53);
             }
             for &sq in touched {
                 r.squares[sq as usize].contact = 0.9;
             }
+        });
+    }
+
+    /// Feeds `n` readings of `board`, 0.05 s apart, each changed by `edit` first.
+    fn feed_edited(tracker: &mut Tracker, t: &mut f64, board: &Board, n: usize, out: &mut Vec<Event>, edit: impl Fn(&mut Reading)) {
+        for _ in 0..n {
+            *t += 0.05;
+            let mut r = reading(*t, board);
+            edit(&mut r);
             tracker.push(&r, out);
         }
     }
@@ -555,17 +569,14 @@ mod tests {
             // The hand leaves the picture past h5, and comes back at once (the readings lose
             // it for a moment): it never left the board, holding the queen, as far as they tell.
             let with_rise = |tracker: &mut Tracker, t: &mut f64, board: &Board, black_arm: bool, out: &mut Vec<Event>| {
-                for _ in 0..8 {
-                    *t += 0.05;
-                    let mut r = reading(*t, board);
+                feed_edited(tracker, t, board, 8, out, |r| {
                     r.squares[Square::H5 as usize].classes[0] = 1.0 - rise;
                     r.squares[Square::H5 as usize].classes[piece_class(Piece::from_char('Q'))] = rise;
                     arm(&mut r.hands.white, 51, 27..=53);
                     if black_arm {
                         arm(&mut r.hands.black, 12, 0..=8);
                     }
-                    tracker.push(&r, out);
-                }
+                });
             };
             with_rise(&mut tracker, &mut t, &lifted, false, &mut out);
             // Black's hand lifts the knight from b8 and sets it on c6.
@@ -610,16 +621,13 @@ mod tests {
         let mut tracker = Tracker::new(start.clone(), Options::default());
         let (mut out, mut t) = (Vec::new(), 0.0);
         for (board, arm_at) in [(&start, G_FILE), (&lifted, G_FILE), (&after, G_FILE), (&after, None), (&after, None)] {
-            for _ in 0..6 {
-                t += 0.05;
-                let mut r = reading(t, board);
+            feed_edited(&mut tracker, &mut t, board, 6, &mut out, |r| {
                 r.squares[Square::A7 as usize].classes[0] = 0.45;
                 r.squares[Square::A7 as usize].classes[piece_class(Piece::from_char('p'))] = 0.45;
                 if let Some((col, top)) = arm_at {
                     arm(&mut r.hands.white, col, top..=53);
                 }
-                tracker.push(&r, &mut out);
-            }
+            });
         }
         // Out before the input ends: a change on a7, if one came, would be dated at a reading
         // still to come, since no hand dates it back.

@@ -30,8 +30,8 @@ use std::collections::VecDeque;
 
 use shakmaty::{Board, Color, Piece, Role, Square};
 
-use super::Options;
 use super::hands::Hands;
+use super::{Options, set_content};
 use super::interpret::Correction;
 use crate::detect::{Reading, SquareReading};
 use crate::detect::reading::{CLASSES, class_piece, piece_class};
@@ -156,12 +156,7 @@ impl Squares {
     /// reading): a piece the readings misread in place, or one set down out of sight, which the
     /// readings of an empty square then confirm, or gone from there.
     pub fn correct(&mut self, c: Correction, now: f64) {
-        match c.piece {
-            Some(piece) => self.board.set_piece_at(c.sq, piece),
-            None => {
-                self.board.discard_piece_at(c.sq);
-            }
-        }
+        set_content(&mut self.board, c.sq, c.piece);
         let st = &mut self.state[c.sq as usize];
         st.candidate = None;
         st.doubt = None;
@@ -269,12 +264,7 @@ impl Squares {
             st.candidate = None;
             st.changed = when;
             st.confirm(t);
-            match class {
-                Some(piece) => self.board.set_piece_at(sq, piece),
-                None => {
-                    self.board.discard_piece_at(sq);
-                }
-            }
+            set_content(&mut self.board, sq, class);
         }
     }
 }
