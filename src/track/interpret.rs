@@ -55,8 +55,9 @@ const QUICK_S: f64 = 0.5;
 /// ...may, back on its own square, have been lifted and put back, or only lost by the readings
 /// for a moment (the engine then doubts the touch the lift made); elsewhere, it may be the hand
 /// read as the piece where it passed (no hand carries a piece that fast: its lift was dated
-/// back to the hand's arrival), and the engine doubts the move it makes. The release carries
-/// this confidence.
+/// back to the hand's arrival), and the engine doubts the move it makes. So may a piece back
+/// on its own square after its player moved another piece meanwhile: the readings lost it in
+/// the arm's shadow. The release carries this confidence.
 const QUICK_CONF: f32 = 0.5;
 /// How long (seconds of settled readings) a piece seen leaving while another of its colour is
 /// lifted too may wait for the readings to show which of them moved (see `Interpreter::lost`),
@@ -121,6 +122,10 @@ struct Held {
     /// The square it was lifted from, and when.
     from: Square,
     at: f64,
+    /// Another piece of its colour, not its castling partner, was set down elsewhere while it
+    /// was held: a player moves one piece at a time, so this one may never have left (see
+    /// [`QUICK_CONF`]).
+    other_moved: bool,
 }
 
 /// The waiting observations and what the hands hold.
@@ -246,7 +251,7 @@ impl Interpreter {
     /// tell yet.
     fn lost<'a>(&self, sq: Square, upcoming: impl Iterator<Item = &'a Observation>) -> Option<bool> {
         let Some(piece) = self.board.piece_at(sq) else { return Some(false) };
-        let partners = |other: Piece| other.color == piece.color && !matches!((piece.role, other.role), (Role::King, Role::Rook) | (Role::Rook, Role::King));
+        let partners = |other: Piece| not_together(piece, other);
         let mut others: Vec<(Square, Piece)> = self.held.iter().filter(|h| partners(h.piece)).map(|h| (h.from, h.piece)).collect();
         for obs in upcoming {
             match *obs {
@@ -299,7 +304,7 @@ impl Interpreter {
     }
 
     fn set_down_unseen_one(&mut self, t: f64, i: usize, squares: &Squares, out: &mut Vec<Event>) {
-        let Held { hand, piece, from, at } = self.held[i];
+        let Held { hand, piece, from, at, .. } = self.held[i];
         let rise = |sq: Square| Some(squares.occupied(sq, at, f64::INFINITY)? - squares.occupied(sq, at - UNSEEN_BEFORE_S, at - LIFT_LATE_S)?);
         let last_rank = |sq: Square| piece.role == Role::Pawn && sq.rank() == piece.color.other().backrank();
         let best = Square::ALL
@@ -349,10 +354,10 @@ impl Interpreter {
                 }
                 let holder = match (from, to, hand) {
                     // A piece appearing where no hand was seen: pieces do not arrive on their
-                    // own, unless a hand holds one of its colour that could go there (the model
-                    // lost the hand, not the piece): that one.
+                    // own, unless a hand holds one of its colour that could go there, or that
+                    // stood there (the model lost the hand, not the piece): that one.
                     (None, Some(seen), None) => {
-                        let Some(i) = self.held.iter().rposition(|h| h.piece.color == seen.color && could_move(h.piece, h.from, sq, &self.board)) else { return };
+                        let Some(i) = self.held.iter().rposition(|h| h.piece.color == seen.color && (h.from == sq || could_move(h.piece, h.from, sq, &self.board))) else { return };
                         Some(i)
                     }
                     (_, Some(seen), _) => self.holder(sq, seen, hand),
@@ -373,13 +378,13 @@ impl Interpreter {
                 match (from, to) {
                     (Some(piece), None) => {
                         let hand = self.hand_or_guess(hand, piece.color);
-                        self.held.push(Held { hand, piece, from: sq, at: t });
+                        self.held.push(Held { hand, piece, from: sq, at: t, other_moved: false });
                         emit(hand, Action::Lift(sq), BOARD_CONF, out);
                     }
                     (_, Some(seen)) => {
                         match holder {
                             Some(i) => {
-                                let Held { hand: holder, piece: held, from: _, at: lifted } = self.held.remove(i);
+                                let Held { hand: holder, piece: held, from, at: lifted, other_moved } = self.held.remove(i);
                                 self.last_hand = Some(holder);
                                 // The piece a hand held is the one set down, whatever the model
                                 // reads: a pawn on the last rank among them (the model never saw
@@ -389,8 +394,14 @@ impl Interpreter {
                                 if held.role == Role::Pawn && sq.rank() == held.color.other().backrank() {
                                     self.unexchanged.push(Unexchanged { sq, hand: holder, read: seen });
                                 }
-                                // At once: see `QUICK_S`.
-                                let conf = if t - lifted < QUICK_S { QUICK_CONF } else { BOARD_CONF };
+                                // At once, or back where it stood after another piece of its
+                                // player's moved: see `QUICK_S`.
+                                let conf = if t - lifted < QUICK_S || (from == sq && other_moved) { QUICK_CONF } else { BOARD_CONF };
+                                if from != sq {
+                                    for h in self.held.iter_mut().filter(|h| not_together(held, h.piece)) {
+                                        h.other_moved = true;
+                                    }
+                                }
                                 emit(holder, Action::Release(sq), conf, out);
                             }
                             None => {
@@ -442,7 +453,7 @@ impl Interpreter {
         let Some(piece) = self.board.remove_piece_at(from) else { return };
         self.corrections.push(Correction { sq: from, piece: None, t, out_of_sight: false });
         let hand = self.hand_or_guess(hand, seen.color);
-        self.held.push(Held { hand, piece, from, at: t });
+        self.held.push(Held { hand, piece, from, at: t, other_moved: false });
         out.push(Event { t, action: Action::Lift(from), hand, conf: Some(UNSEEN_CONF), hand_conf: None });
     }
 
@@ -473,6 +484,12 @@ impl Interpreter {
         self.last_hand = Some(hand);
         hand
     }
+}
+
+/// Whether `a` and `b` are pieces a player does not move together (one piece at a time): of
+/// one colour, and not castling's king and rook.
+fn not_together(a: Piece, b: Piece) -> bool {
+    a.color == b.color && !matches!((a.role, b.role), (Role::King, Role::Rook) | (Role::Rook, Role::King))
 }
 
 /// Whether `piece` on `from` could go to `to` on `board` (as `board` stands before it moves, in

@@ -689,6 +689,36 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_piece_back_on_its_square_after_its_player_moved_another_is_a_doubtful_release() {
+        // The king on e1 reads gone in the arm's shadow for four seconds, longer than the
+        // readings are waited for; meanwhile the hand plays Ng1-f3, or nothing; then the king
+        // reads back.
+        let start = Board::default();
+        let king_gone = without(&start, &[Square::E1]);
+        let lifted = without(&king_gone, &[Square::G1]);
+        let mut after = lifted.clone();
+        after.set_piece_at(Square::F3, Piece::from_char('N').unwrap());
+        let mut back = after.clone();
+        back.set_piece_at(Square::E1, Piece::from_char('K').unwrap());
+        for (knight_moves, conf) in [(true, 0.5), (false, 0.95)] {
+            let mut tracker = Tracker::new(start.clone(), Options::default());
+            let (mut out, mut t) = (Vec::new(), 0.0);
+            feed(&mut tracker, &mut t, &start, true, 6, &mut out);
+            feed(&mut tracker, &mut t, &king_gone, true, 80, &mut out);
+            let (moved, with_king) = if knight_moves { (&after, &back) } else { (&king_gone, &start) };
+            if knight_moves {
+                feed(&mut tracker, &mut t, &lifted, true, 6, &mut out);
+            }
+            feed(&mut tracker, &mut t, moved, true, 6, &mut out);
+            feed(&mut tracker, &mut t, with_king, true, 6, &mut out);
+            feed(&mut tracker, &mut t, with_king, false, 6, &mut out);
+            tracker.finish(&mut out);
+            let back_on_e1 = out.iter().find(|e| e.action == Action::Release(Square::E1)).unwrap_or_else(|| panic!("{out:?}"));
+            assert_eq!(back_on_e1.conf, Some(conf), "knight moved: {knight_moves}; {out:?}");
+        }
+    }
+
     /// Each event as its name, the piece placed and the square: "place Q e8".
     fn events(out: &[Event]) -> Vec<String> {
         out.iter()
