@@ -91,6 +91,15 @@ fn a_knocked_piece_set_upright_is_no_breach() {
 }
 
 #[test]
+fn a_piece_glimpsed_set_down_under_the_hand_and_moved_on_is_left_to_the_arbiter() {
+    // The knight is let go on f3 with the hand hovering over it, taken up again and set on e2:
+    // the readings glimpse it on f3 through the hand, so 4.7 (Nf3) is named, unsure.
+    let a = analyse("released-moved-again-4.7", false);
+    assert_eq!(moves(&a), ["g1e2"]);
+    assert_eq!(rulings(&a), [ruling("judgement", "4.7", "w")]);
+}
+
+#[test]
 fn clean_clips_give_their_moves_and_no_ruling() {
     for (clip, want) in [
         ("clean-castling", &["e1g1", "e8c8"][..]),

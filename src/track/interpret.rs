@@ -29,6 +29,10 @@
 //!   [`UNSEEN_CONF`]; the piece stays there, whatever the readings show, until a piece of its
 //!   colour appears where no held piece but it could go: a `lift` from its square and a
 //!   `release` there;
+//! - a held piece that the readings glimpse through the hand still over it (see
+//!   `Squares`), on a square it could go to that then reads empty, was set down there and
+//!   taken up again: a `release` and a `lift` there with [`GLIMPSE_CONF`], so a move changed
+//!   after it is left to the arbiter (4.7);
 //! - a hand leaving the board with pieces in it (not found set down out of sight) put them
 //!   aside: one `remove` (no square) each, so a captured piece lifted off the board is a `lift`
 //!   then a `remove`;
@@ -71,6 +75,10 @@ const UNSEEN_RISE: f32 = 0.05;
 const UNSEEN_BEFORE_S: f64 = 4.0;
 /// Confidence of a release where the readings did not show the piece.
 pub(super) const UNSEEN_CONF: f32 = 0.6;
+/// Confidence of a release, and of the lift after it, where the readings glimpsed a held piece
+/// through the hand for a moment: the piece may have been let go there, or only held low over
+/// the square.
+const GLIMPSE_CONF: f32 = 0.5;
 /// Confidence of a knock: a piece that stops looking like itself may be toppled, or only
 /// half hidden, blurred or mistaken by the model; the engine leaves a ruling on it to the arbiter.
 const KNOCK_CONF: f32 = 0.5;
@@ -97,6 +105,23 @@ pub enum Observation {
         conf: f32,
         /// A graze on the way elsewhere rather than a touch.
         brush: bool,
+    },
+    /// The readings glimpsed `piece` on the empty square `sq` through the hand over it, from
+    /// now until a [`Observation::GlimpseGone`] of the square, and then saw the square empty.
+    Glimpse {
+        /// The square.
+        sq: Square,
+        /// The piece read there.
+        piece: Piece,
+        /// The hand seen there.
+        hand: Option<Hand>,
+    },
+    /// The last reading of a glimpse of a piece on `sq` (see [`Observation::Glimpse`]).
+    GlimpseGone {
+        /// The square.
+        sq: Square,
+        /// The hand seen there.
+        hand: Option<Hand>,
     },
     /// The piece on `sq` was displaced or toppled.
     Knock {
@@ -142,6 +167,9 @@ pub struct Interpreter {
     unexchanged: Vec<Unexchanged>,
     /// The squares of pieces set down out of sight (see `Interpreter::set_down_unseen`).
     out_of_sight: Vec<Square>,
+    /// The squares of held pieces glimpsed set down (see [`Observation::Glimpse`]), until the
+    /// glimpse ends.
+    glimpsed: Vec<Square>,
     /// What the stable board must be told, not yet taken by [`Interpreter::take_corrections`].
     corrections: Vec<Correction>,
 }
@@ -172,7 +200,7 @@ struct Unexchanged {
 impl Interpreter {
     /// Starts from `board`, nothing held.
     pub fn new(board: Board) -> Interpreter {
-        Interpreter { waiting: Vec::new(), seq: 0, board, held: Vec::new(), last_hand: None, last_t: 0.0, unexchanged: Vec::new(), out_of_sight: Vec::new(), corrections: Vec::new() }
+        Interpreter { waiting: Vec::new(), seq: 0, board, held: Vec::new(), last_hand: None, last_t: 0.0, unexchanged: Vec::new(), out_of_sight: Vec::new(), glimpsed: Vec::new(), corrections: Vec::new() }
     }
 
     /// Adds an observation dated `t`.
@@ -209,15 +237,15 @@ impl Interpreter {
                     _ => {}
                 }
             }
-            // Never back in time, even if an observation came in later than promised. A hand's
-            // leaving waits a grace for pieces it set down as it went, but what it did with the
-            // pieces it held, it did before it was last seen.
+            // Never back in time (before an event already out), even if an observation came in
+            // later than promised. A hand's leaving waits a grace for pieces it set down as it
+            // went, but what it did with the pieces it held, it did before it was last seen.
             let t = match obs {
                 Observation::Left { seen, .. } => seen,
                 _ => t,
             }
             .max(self.last_t);
-            self.last_t = t;
+            let before = out.len();
             // A piece that appears while no hand holds one of its colour was lifted from
             // elsewhere in the same gesture, its square seen empty a little later: read that
             // lift first.
@@ -239,6 +267,9 @@ impl Interpreter {
                 }
             }
             self.read(t, obs, squares, out);
+            if out.len() > before {
+                self.last_t = t;
+            }
         }
     }
 
@@ -424,6 +455,28 @@ impl Interpreter {
                     Action::Touch(sq)
                 };
                 emit(hand, action, conf, out);
+            }
+            Observation::Glimpse { sq, piece, hand } => {
+                // A held piece that could go there: set down, with the hand still at it.
+                let could = |h: &Held| h.piece == piece && h.from != sq && hand.is_none_or(|by| by.side == h.hand.side) && could_move(h.piece, h.from, sq, &self.board);
+                if self.board.piece_at(sq).is_some() {
+                    return;
+                }
+                let Some(i) = self.held.iter().rposition(could) else { return };
+                let held = self.held.remove(i);
+                self.board.set_piece_at(sq, piece);
+                self.glimpsed.push(sq);
+                self.last_hand = Some(held.hand);
+                emit(held.hand, Action::Release(sq), GLIMPSE_CONF, out);
+            }
+            Observation::GlimpseGone { sq, hand } => {
+                // ...and taken up again.
+                let Some(k) = self.glimpsed.iter().position(|&g| g == sq) else { return };
+                self.glimpsed.remove(k);
+                let Some(piece) = self.board.remove_piece_at(sq) else { return };
+                let hand = self.hand_or_guess(hand, piece.color);
+                self.held.push(Held { hand, piece, from: sq, at: t, other_moved: false });
+                emit(hand, Action::Lift(sq), GLIMPSE_CONF, out);
             }
             Observation::Knock { sq, hand } => {
                 let Some(piece) = self.board.piece_at(sq) else { return };

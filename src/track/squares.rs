@@ -16,7 +16,10 @@
 //! arriving while a hand still touches it was let go at the last contact. A piece that trusted
 //! readings, [`Options::knock_hold`] in a row, no longer recognise as any kind
 //! (best class under [`Options::knock_class_max`]) while the square clearly looks occupied, was
-//! displaced or toppled: a knock.
+//! displaced or toppled: a knock. A piece read on an empty square through the hand over it,
+//! for a moment and never clearly enough to change it, the square then read empty and
+//! uncovered, is reported as a glimpse: the interpreter decides whether a held piece was set
+//! down there and taken up again.
 //!
 //! The interpreter corrects the stable board ([`Squares::correct`]) where the readings got it
 //! wrong: a piece misread in place (turned the other colour while no hand held one) is put
@@ -51,6 +54,22 @@ pub enum Seen {
         /// The hand seen at the square then.
         hand: Option<Hand>,
     },
+    /// A piece was read on the empty square `sq` through the hand over it, from `first` to
+    /// `last`, never clearly enough to change the square, and the square then read empty,
+    /// uncovered: the piece may have been set down there and taken up again with the hand never
+    /// off it.
+    Glimpse {
+        /// The square.
+        sq: Square,
+        /// The piece read there.
+        piece: Piece,
+        /// The first reading that showed it.
+        first: f64,
+        /// The last reading that showed it.
+        last: f64,
+        /// The hand seen at the square then.
+        hand: Option<Hand>,
+    },
     /// The piece on `sq` no longer looks like itself: displaced or toppled.
     Knock {
         /// The square.
@@ -82,8 +101,35 @@ const UNDERPROMOTION_ODDS: f32 = 10.0;
 /// Seconds of trusted readings each square keeps (see [`Squares::occupied`]).
 const HISTORY_S: f64 = 20.0;
 
+/// A piece is glimpsed on an empty square in readings, with a hand near, where it has at least
+/// this probability...
+const GLIMPSE_MIN: f32 = 0.5;
+/// ...and the hand covers less than this fraction of the square (more than a trusted reading
+/// allows: the hand is still at the piece)...
+const GLIMPSE_COVER_MAX: f32 = 0.5;
+/// ...for at least this long (seconds, from the first reading that shows it to the first that
+/// does not: frames the gate skipped showed what the last reading did), in two readings or
+/// more, none more than [`GLIMPSE_GAP_S`] apart. In the rendered clips, no reading of a piece
+/// in a hand over a square it never stood on passes these (five frames at 20 fps).
+const GLIMPSE_S: f64 = 0.25;
+/// Longest time, in seconds, between two readings of one glimpse.
+const GLIMPSE_GAP_S: f64 = 1.0;
+
 /// A time and the hand seen then.
 type Sighting = Option<(f64, Option<Hand>)>;
+
+/// Readings of a piece on an empty square through a hand (see [`Seen::Glimpse`]).
+#[derive(Clone, Copy, Debug)]
+struct Glimpse {
+    piece: Piece,
+    /// How many readings showed it.
+    n: usize,
+    first: f64,
+    last: f64,
+    /// The first reading since `last` that did not show it.
+    until: Option<f64>,
+    hand: Option<Hand>,
+}
 
 #[derive(Clone, Copy, Debug, Default)]
 struct SquareState {
@@ -101,6 +147,8 @@ struct SquareState {
     last_near: Sighting,
     /// The stable piece stands where the readings cannot see it (see [`Squares::correct`]).
     unseen: bool,
+    /// A piece being glimpsed on the square, empty in the stable board.
+    glimpse: Option<Glimpse>,
 }
 
 /// The stable board and the evidence behind it.
@@ -128,7 +176,7 @@ impl Squares {
     /// The earliest time a change not yet seen could still be dated to: no square has gone
     /// unconfirmed since before it.
     pub fn settled(&self) -> f64 {
-        self.state.iter().map(|s| s.confirmed).fold(f64::INFINITY, f64::min)
+        self.state.iter().map(|s| s.glimpse.map_or(s.confirmed, |g| g.first.min(s.confirmed))).fold(f64::INFINITY, f64::min)
     }
 
     /// The last reading that confirmed the content of `sq`.
@@ -160,6 +208,7 @@ impl Squares {
         let st = &mut self.state[c.sq as usize];
         st.candidate = None;
         st.doubt = None;
+        st.glimpse = None;
         st.unseen = c.out_of_sight;
         st.changed = st.changed.max(c.t);
         st.confirm(now);
@@ -181,6 +230,10 @@ impl Squares {
                 let hand = nearest.map(|(h, _)| h);
                 st.last_contact = Some((t, hand));
             }
+            let stable = self.board.piece_at(sq);
+            if stable.is_none() {
+                st.glimpse(sq, r, near, t, opts, out);
+            }
             if r.cover.is_nan() || r.cover >= opts.cover_max {
                 continue;
             }
@@ -189,7 +242,6 @@ impl Squares {
             while history.front().is_some_and(|&(at, _)| at < t - HISTORY_S) {
                 history.pop_front();
             }
-            let stable = self.board.piece_at(sq);
             // What a square holds is read as empty / White / Black: the model tells those apart
             // far better than piece kinds, and a piece's kind is known from where it came from.
             let (kind, p) = best_kind(r);
@@ -262,6 +314,7 @@ impl Squares {
             st.knocked = false;
             st.unseen = false;
             st.candidate = None;
+            st.glimpse = None;
             st.changed = when;
             st.confirm(t);
             set_content(&mut self.board, sq, class);
@@ -270,6 +323,36 @@ impl Squares {
 }
 
 impl SquareState {
+    /// Follows a glimpse of a piece on the square (empty in the stable board) through the
+    /// reading `r`, `near` the hand at the square; reports it once a trusted reading shows the
+    /// square clearly empty.
+    fn glimpse(&mut self, sq: Square, r: &SquareReading, near: Option<Hand>, t: f64, opts: &Options, out: &mut Vec<Seen>) {
+        if r.cover.is_nan() {
+            return;
+        }
+        if let (Some(piece), p) = r.best()
+            && p >= GLIMPSE_MIN
+            && r.cover < GLIMPSE_COVER_MAX
+            && near.is_some()
+        {
+            self.glimpse = match self.glimpse {
+                Some(g) if g.piece == piece && t - g.last <= GLIMPSE_GAP_S => Some(Glimpse { n: g.n + 1, last: t, until: None, hand: g.hand.or(near), ..g }),
+                _ => Some(Glimpse { piece, n: 1, first: t, last: t, until: None, hand: near }),
+            };
+            return;
+        }
+        let Some(g) = &mut self.glimpse else { return };
+        let until = *g.until.get_or_insert(t);
+        if r.cover < opts.cover_max && r.classes[0] >= opts.class_min {
+            if r.classes[0] >= opts.change_min && g.n >= 2 && until - g.first >= GLIMPSE_S {
+                out.push(Seen::Glimpse { sq, piece: g.piece, first: g.first, last: g.last, hand: g.hand });
+            }
+            self.glimpse = None;
+        } else if t - g.last > GLIMPSE_GAP_S {
+            self.glimpse = None;
+        }
+    }
+
     /// A reading neither confirmed nor changed the stable content. If no hand has come near
     /// since it was last confirmed, a change, if one comes, will be dated at a later reading
     /// (only a hand dates one back): nothing earlier is pending here, and the output need not
