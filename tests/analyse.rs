@@ -162,3 +162,22 @@ fn live_prints_moves_and_rulings_as_they_happen() {
     assert!(summary["dropped"].as_u64().unwrap() <= 10, "{summary}");
     assert!(std::fs::read_to_string(out.join("game.pgn")).unwrap().contains("2. Bc4"));
 }
+
+#[test]
+fn the_real_overhead_clip_gives_its_first_six_moves_and_no_ruling() {
+    // The clip is GPL-3.0 and lives outside the repository (`../shared/data`): skipped where it
+    // is absent. One person plays both sides from White's edge; 4.Qxf7 is not read (the queen
+    // on f7 reads empty or a pawn).
+    let labels = Path::new("training/real/overhead-game-clip");
+    if !Path::new("../shared/data/overhead-game-clip/scholarsMate2019-11-18.avi").exists() {
+        eprintln!("skipped: ../shared/data/overhead-game-clip is not here");
+        return;
+    }
+    let out = std::env::temp_dir().join(format!("touchmove-real-clip-{}", std::process::id()));
+    let result = Command::new(env!("CARGO_BIN_EXE_touchmove")).args(["eval", labels.to_str().unwrap(), "--out", out.to_str().unwrap()]).output().expect("touchmove runs");
+    assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
+    let records: Vec<serde_json::Value> = std::fs::read_to_string(out.join("overhead-game-clip/rulings.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let a = Analysed { out, records };
+    assert_eq!(moves(&a), ["e2e4", "e7e5", "d1h5", "b8c6", "f1c4", "g8f6"]);
+    assert_eq!(rulings(&a), []);
+}

@@ -238,3 +238,18 @@ fn a_move_changed_after_a_doubtful_release_is_left_to_the_arbiter() {
         assert_eq!(summary(&out)[..2], [format!("{verdict} 4.7"), "move Nh3".to_string()], "release conf {conf}: {out:?}");
     }
 }
+
+#[test]
+fn a_hand_from_the_movers_edge_that_lifts_the_opponents_piece_after_the_move_plays_the_opponents_move() {
+    // One person plays both sides from White's edge: every hand is read as White's.
+    let start = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+    let out = run(start, Options::default(), "1 w1 lift e2\n2 w1 release e4\n3 w1 lift e7\n4 w1 release e5\n5 w1 lift g1\n6 w1 release f3");
+    assert_eq!(
+        summary(&out),
+        ["warning: w1 lifted Black's pawn on e7 after White made its move: taken as Black's hand, beginning Black's move.", "move e4", "move e5", "move Nf3"]
+    );
+    // Black's pawn taken off after White's en-passant capture is part of White's move.
+    let fen = "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq d6 0 3";
+    let out = run(fen, Options::default(), "1 w1 lift e5\n2 w1 release d6\n3 w1 lift d5\n4 w1 remove\n5 b1 lift g8");
+    assert_eq!(summary(&out), ["move exd6"]);
+}

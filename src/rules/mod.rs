@@ -143,6 +143,9 @@ pub struct Engine {
     late_press: Option<Color>,
     warned_press_without_clock: bool,
     last_t: f64,
+    /// A hand the tracker gave to the side that had just moved, taken as the opponent's while it
+    /// makes the opponent's move (see [`Engine::reside`]): its id, and the id it goes by.
+    resided: Option<(Hand, Hand)>,
 }
 
 impl Engine {
@@ -160,6 +163,7 @@ impl Engine {
             late_press: None,
             warned_press_without_clock: false,
             last_t: 0.0,
+            resided: None,
         }
     }
 
@@ -181,10 +185,50 @@ impl Engine {
     /// Processes one event, appending what it causes to `out`.
     pub fn apply(&mut self, ev: &Event, out: &mut Vec<Record>) {
         self.last_t = self.last_t.max(ev.t);
+        let ev = &self.reside(ev, out);
         if ev.hand.side != self.pos.turn() && !self.opponent_event(ev, out) {
             return;
         }
         self.mover_event(ev, out);
+        // The move it made for the opponent is down: the hand is its own side's again.
+        if let Some((_, by)) = self.resided
+            && by == ev.hand
+            && !self.phys.holds(by)
+            && matches!(ev.action, Action::Release(_) | Action::Remove(None) | Action::Place { .. })
+        {
+            self.resided = None;
+        }
+    }
+
+    /// `ev` with the hand it is by. A hand of the player who has made a move (and holds no
+    /// piece, the board showing that move) that lifts a piece of the opponent's begins the
+    /// opponent's move: the tracker gives a hand the side of the board edge its arm comes from,
+    /// which is wrong for a player reaching round the board, or for one person playing both
+    /// sides (footage cut to the playing area shows no arm at all). A piece the move captures
+    /// is not such a lift: until it is off the board (en passant), the move is not made. The
+    /// hand goes by the opponent's id until it has set that move's piece down; a warning says
+    /// so.
+    fn reside(&mut self, ev: &Event, out: &mut Vec<Record>) -> Event {
+        if let Some((hand, by)) = self.resided
+            && ev.hand == hand
+        {
+            return Event { hand: by, ..*ev };
+        }
+        let mover = self.pos.turn();
+        let Action::Lift(sq) = ev.action else { return *ev };
+        let made = self.turn.made.is_some() && self.turn.deviated_at.is_none();
+        if !made || ev.hand.side != mover || self.phys.holds(ev.hand) || self.phys.side_holds_own(mover) {
+            return *ev;
+        }
+        let Some(p) = self.phys.at(sq).filter(|p| p.piece.color != mover) else { return *ev };
+        let by = Hand { side: mover.other(), number: ev.hand.number };
+        self.warn(
+            ev.t,
+            format!("{} lifted {} on {sq} after {} made its move: taken as {}'s hand, beginning {}'s move.", ev.hand, describe::piece(p.piece, mover), describe::side(mover), describe::side(mover.other()), describe::side(mover.other())),
+            out,
+        );
+        self.resided = Some((ev.hand, by));
+        Event { hand: by, ..*ev }
     }
 
     /// Ends the input (at the last event's time): completes a move that was made, and says what
