@@ -60,9 +60,18 @@ impl Detector {
         })
     }
 
-    /// Runs until the frames end or the next stage hangs up.
+    /// Runs until the frames end or the next stage hangs up. A frame the gate skipped is passed
+    /// on when the next one comes; the last frame of the input is read whatever the gate says,
+    /// so the board is seen as the footage leaves it (a hand that went slowly may never have
+    /// changed a frame enough, and nothing comes after to show it gone).
     pub(super) fn run(mut self, frames: Receiver<Frame>, out: Sender<Analysed>) -> Result<(), PipelineError> {
+        let mut skipped: Option<(Frame, Analysed)> = None;
         for frame in frames.iter() {
+            if let Some((_, analysed)) = skipped.take()
+                && out.send(analysed).is_err()
+            {
+                return Ok(());
+            }
             let warning = self.check_drift(&frame)?;
             let admit = match &mut self.gate {
                 Some(gate) => gate.admit(&self.calibration.glance(&frame.image, GLANCE)?)? || warning.is_some(),
@@ -91,9 +100,20 @@ impl Detector {
                 self.last_check = frame.t;
             }
             let analysed = Analysed { index: frame.index, t: frame.t, at: frame.at, warped, reading, warning };
-            if out.send(analysed).is_err() {
+            if analysed.reading.is_none() {
+                skipped = Some((frame, analysed));
+            } else if out.send(analysed).is_err() {
                 return Ok(());
             }
+        }
+        if let Some((frame, mut analysed)) = skipped {
+            let warped = match analysed.warped.take() {
+                Some(warped) => warped,
+                None => self.warp(&frame.image)?,
+            };
+            analysed.reading = Some(self.model.read(&warped, frame.index, frame.t)?);
+            analysed.warped = Some(warped);
+            let _ = out.send(analysed);
         }
         Ok(())
     }

@@ -28,7 +28,9 @@
 //!   most towards a piece since it was lifted, if any has clearly; a `release` there with
 //!   [`UNSEEN_CONF`]; the piece stays there, whatever the readings show, until a piece of its
 //!   colour appears where no held piece but it could go: a `lift` from its square and a
-//!   `release` there;
+//!   `release` there; or until a hand leaves with an opponent's piece it lifted, its square
+//!   reading more occupied than not since, and it is the one such piece that could go there:
+//!   it captured (a `lift` and a `release`, with [`UNSEEN_CONF`]);
 //! - a held piece that the readings glimpse through the hand still over it (see
 //!   `Squares`), on a square it could go to that then reads empty, was set down there and
 //!   taken up again: a `release` and a `lift` there with [`GLIMPSE_CONF`], so a move changed
@@ -75,6 +77,9 @@ const UNSEEN_RISE: f32 = 0.05;
 const UNSEEN_BEFORE_S: f64 = 4.0;
 /// Confidence of a release where the readings did not show the piece.
 pub(super) const UNSEEN_CONF: f32 = 0.6;
+/// A captured piece's square whose readings since the capture have at least this median
+/// occupied probability holds a piece (see `Interpreter::captured_by_unseen`).
+const CAPTURED_OCCUPIED: f32 = 0.5;
 /// Confidence of a release, and of the lift after it, where the readings glimpsed a held piece
 /// through the hand for a moment: the piece may have been let go there, or only held low over
 /// the square.
@@ -317,7 +322,10 @@ impl Interpreter {
             Observation::Change { sq, to: None, hand: Some(by) } if self.board.piece_at(sq).is_some_and(|p| p.color == by.side) && !self.holds(by.side) => {
                 self.set_down_unseen(t, |h| h.hand.side != by.side && h.piece.color == h.hand.side, squares, out);
             }
-            Observation::Left { hand, .. } => self.set_down_unseen(t, |h| h.hand == hand && h.piece.color == hand.side, squares, out),
+            Observation::Left { hand, .. } => {
+                self.set_down_unseen(t, |h| h.hand == hand && h.piece.color == hand.side, squares, out);
+                self.captured_by_unseen(t, hand, squares, out);
+            }
             _ => {}
         }
         self.read_now(t, obs, out)
@@ -351,6 +359,30 @@ impl Interpreter {
         self.corrections.push(Correction { sq, piece: Some(piece), t, out_of_sight: true });
         self.last_hand = Some(hand);
         out.push(Event { t, action: Action::Release(sq), hand, conf: Some(UNSEEN_CONF), hand_conf: None });
+    }
+
+    /// `hand` leaves with a piece of the opponent's it lifted, and that piece's square reads
+    /// occupied since (the median occupied probability of its readings since the lift at least
+    /// [`CAPTURED_OCCUPIED`]), though no held piece was seen set down there: a piece of the
+    /// hand's player that stood out of sight and could go there captured it (lifted from out of
+    /// sight, with [`UNSEEN_CONF`]). With more than one such piece, or none, nothing is known.
+    fn captured_by_unseen(&mut self, t: f64, hand: Hand, squares: &Squares, out: &mut Vec<Event>) {
+        let captures: Vec<(Square, f64)> = self.held.iter().filter(|h| h.hand == hand && h.piece.color != hand.side).map(|h| (h.from, h.at)).collect();
+        for (sq, at) in captures {
+            if self.board.piece_at(sq).is_some() || squares.occupied(sq, at, f64::INFINITY).is_none_or(|p| p < CAPTURED_OCCUPIED) {
+                continue;
+            }
+            let could = |o: &Square| self.board.piece_at(*o).is_some_and(|p| p.color == hand.side && could_move(p, *o, sq, &self.board));
+            let [k] = self.out_of_sight.iter().enumerate().filter(|(_, o)| could(o)).map(|(k, _)| k).collect::<Vec<_>>()[..] else { continue };
+            let from = self.out_of_sight.remove(k);
+            let Some(piece) = self.board.remove_piece_at(from) else { continue };
+            self.board.set_piece_at(sq, piece);
+            self.corrections.push(Correction { sq: from, piece: None, t, out_of_sight: false });
+            self.corrections.push(Correction { sq, piece: Some(piece), t, out_of_sight: true });
+            self.out_of_sight.push(sq);
+            out.push(Event { t, action: Action::Lift(from), hand, conf: Some(UNSEEN_CONF), hand_conf: None });
+            out.push(Event { t, action: Action::Release(sq), hand, conf: Some(UNSEEN_CONF), hand_conf: None });
+        }
     }
 
     /// A pawn set down on the last rank and never lifted again, by a hand that `ends` says has

@@ -603,14 +603,15 @@ mod tests {
     fn a_piece_set_down_out_of_sight_is_found_where_the_readings_turned() {
         // After 1.e4 e5, White lifts the queen from d1 and sets it on h5, cut off at the
         // picture's edge: the readings there only turn a little from empty. Black then plays
-        // Nc6, and White Qh4. `rise` is the occupied probability read on h5 once the queen is
-        // there.
+        // Nc6, and White Qh4 (or, with `capture`, Qxf7: the queen on f7 reads half empty, half
+        // a black pawn, the case of the real overhead clip). `rise` is the occupied probability
+        // read on h5 once the queen is there.
         let start: Board = "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2".parse::<shakmaty::fen::Fen>().unwrap().as_setup().board.clone();
         let lifted = without(&start, &[Square::D1]);
         let b8_lifted = without(&lifted, &[Square::B8]);
         let mut c6 = b8_lifted.clone();
         c6.set_piece_at(Square::C6, Piece::from_char('n').unwrap());
-        let run = |rise: f32| {
+        let run = |rise: f32, capture: bool| {
             let mut tracker = Tracker::new(start.clone(), Options::default());
             let (mut out, mut t) = (Vec::new(), 0.0);
             // 1.5 s of the start, then the queen lifted by White's hand over d1.
@@ -635,6 +636,27 @@ mod tests {
             with_rise(&mut tracker, &mut t, &b8_lifted, true, &mut out);
             with_rise(&mut tracker, &mut t, &c6, true, &mut out);
             with_rise(&mut tracker, &mut t, &c6, false, &mut out);
+            if capture {
+                // White's hand, up the f-file, takes the f7 pawn off; the queen set there reads
+                // as much empty as a pawn, and the hand leaves with the pawn.
+                let f7_lifted = without(&c6, &[Square::F7]);
+                feed_arm(&mut tracker, &mut t, &c6, Some((36, 10)), &[], 6, &mut out);
+                feed_arm(&mut tracker, &mut t, &f7_lifted, Some((36, 10)), &[], 6, &mut out);
+                for arm_at in [Some((36, 10)), None, None] {
+                    feed_edited(&mut tracker, &mut t, &f7_lifted, 6, &mut out, |r| {
+                        let f7 = &mut r.squares[Square::F7 as usize];
+                        f7.classes = [0.0; CLASSES];
+                        f7.classes[0] = 0.43;
+                        f7.classes[piece_class(Piece::from_char('p'))] = 0.36;
+                        f7.classes[piece_class(Piece::from_char('Q'))] = 0.21;
+                        if let Some((col, top)) = arm_at {
+                            arm(&mut r.hands.white, col, top..=53);
+                        }
+                    });
+                }
+                tracker.finish(&mut out);
+                return out;
+            }
             // White's queen comes back into view on h4: from h5, the only piece that could go.
             let mut h4 = c6.clone();
             h4.set_piece_at(Square::H4, Piece::from_char('Q').unwrap());
@@ -645,7 +667,7 @@ mod tests {
             tracker.finish(&mut out);
             out
         };
-        let out = run(0.1);
+        let out = run(0.1, false);
         let got: Vec<(String, &str, Option<Square>)> = out.iter().map(|e| (e.hand.to_string(), e.action.name(), e.action.square())).collect();
         let want = [
             ("w2", "lift", Some(Square::D1)),
@@ -658,8 +680,12 @@ mod tests {
         assert_eq!(got, want.map(|(h, a, sq)| (h.to_string(), a, sq)), "{out:?}");
         assert_eq!(out[1].conf, Some(interpret::UNSEEN_CONF));
         // Readings that never turned: the queen stays in the hand, nowhere to put it.
-        let out = run(0.0);
+        let out = run(0.0, false);
         assert_eq!(actions(&out)[..3], [("lift", Some(Square::D1)), ("lift", Some(Square::B8)), ("release", Some(Square::C6))], "{out:?}");
+        // The pawn on f7 leaves in a hand, and f7 then reads occupied as much as not: the queen,
+        // out of sight on h5 and the only piece that could go there, took it.
+        let out = run(0.1, true);
+        assert_eq!(actions(&out)[4..], [("lift", Some(Square::F7)), ("lift", Some(Square::H5)), ("release", Some(Square::F7)), ("remove", None)], "{out:?}");
     }
 
     #[test]
