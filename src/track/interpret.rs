@@ -354,11 +354,27 @@ impl Interpreter {
             .filter(|&(_, r)| r >= UNSEEN_RISE);
         let Some((sq, _)) = best else { return };
         self.held.remove(i);
+        self.last_hand = Some(hand);
+        self.put_out_of_sight(t, sq, piece, hand, out);
+    }
+
+    /// `hand` set `piece` down on `sq`, where the readings cannot see it: a `release` with
+    /// [`UNSEEN_CONF`], and the stable board told it stands there.
+    fn put_out_of_sight(&mut self, t: f64, sq: Square, piece: Piece, hand: Hand, out: &mut Vec<Event>) {
         self.board.set_piece_at(sq, piece);
         self.out_of_sight.push(sq);
         self.corrections.push(Correction { sq, piece: Some(piece), t, out_of_sight: true });
-        self.last_hand = Some(hand);
         out.push(Event { t, action: Action::Release(sq), hand, conf: Some(UNSEEN_CONF), hand_conf: None });
+    }
+
+    /// `hand` took up the piece set down out of sight on `self.out_of_sight[k]`: a `lift` with
+    /// [`UNSEEN_CONF`], and the stable board told it is gone. Returns where it stood and the piece.
+    fn take_from_out_of_sight(&mut self, t: f64, k: usize, hand: Hand, out: &mut Vec<Event>) -> Option<(Square, Piece)> {
+        let from = self.out_of_sight.remove(k);
+        let piece = self.board.remove_piece_at(from)?;
+        self.corrections.push(Correction { sq: from, piece: None, t, out_of_sight: false });
+        out.push(Event { t, action: Action::Lift(from), hand, conf: Some(UNSEEN_CONF), hand_conf: None });
+        Some((from, piece))
     }
 
     /// `hand` leaves with a piece of the opponent's it lifted, and that piece's square reads
@@ -374,14 +390,9 @@ impl Interpreter {
             }
             let could = |o: &Square| self.board.piece_at(*o).is_some_and(|p| p.color == hand.side && could_move(p, *o, sq, &self.board));
             let [k] = self.out_of_sight.iter().enumerate().filter(|(_, o)| could(o)).map(|(k, _)| k).collect::<Vec<_>>()[..] else { continue };
-            let from = self.out_of_sight.remove(k);
-            let Some(piece) = self.board.remove_piece_at(from) else { continue };
-            self.board.set_piece_at(sq, piece);
-            self.corrections.push(Correction { sq: from, piece: None, t, out_of_sight: false });
-            self.corrections.push(Correction { sq, piece: Some(piece), t, out_of_sight: true });
-            self.out_of_sight.push(sq);
-            out.push(Event { t, action: Action::Lift(from), hand, conf: Some(UNSEEN_CONF), hand_conf: None });
-            out.push(Event { t, action: Action::Release(sq), hand, conf: Some(UNSEEN_CONF), hand_conf: None });
+            if let Some((_, piece)) = self.take_from_out_of_sight(t, k, hand, out) {
+                self.put_out_of_sight(t, sq, piece, hand, out);
+            }
         }
     }
 
@@ -534,12 +545,10 @@ impl Interpreter {
             return;
         }
         let Some(k) = self.out_of_sight.iter().position(|&o| self.board.piece_at(o).is_some_and(|p| could(p, o))) else { return };
-        let from = self.out_of_sight.remove(k);
-        let Some(piece) = self.board.remove_piece_at(from) else { return };
-        self.corrections.push(Correction { sq: from, piece: None, t, out_of_sight: false });
         let hand = self.hand_or_guess(hand, seen.color);
-        self.held.push(Held { hand, piece, from, at: t, other_moved: false });
-        out.push(Event { t, action: Action::Lift(from), hand, conf: Some(UNSEEN_CONF), hand_conf: None });
+        if let Some((from, piece)) = self.take_from_out_of_sight(t, k, hand, out) {
+            self.held.push(Held { hand, piece, from, at: t, other_moved: false });
+        }
     }
 
     /// The held piece that arrives on `sq` where `seen` is read, the hand `hand` seen there: the

@@ -64,28 +64,42 @@ def _square_index(name):
     return (8 - int(name[1])) * 8 + (ord(name[0]) - 97)
 
 
-def features(model_path, clip_dir, cache):
-    """Per frame of the clip: stride-8 features of the playing area (float16), square features
-    (float16), the shipped contact output, the labelled contacts and occupied squares. Cached."""
-    out = os.path.join(cache, os.path.basename(os.path.dirname(os.path.abspath(clip_dir))) + "__" + os.path.basename(os.path.abspath(clip_dir)) + ".npz")
-    if os.path.exists(out):
-        return dict(np.load(out))
-    model = onnx.load(model_path)
+def probe(model):
+    """A session of `model` that also outputs the features the head reads."""
+    model = onnx.ModelProto.FromString(model.SerializeToString())
     for name in (F8, SQ):
         model.graph.output.append(onnx.helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, None))
-    session = ort.InferenceSession(model.SerializeToString())
-    names = [o.name for o in session.get_outputs()]
+    return ort.InferenceSession(model.SerializeToString())
+
+
+def run(session, board):
+    """The outputs of `session` on one warped board, by name."""
+    return dict(zip([o.name for o in session.get_outputs()], session.run(None, {"board": board[None]})))
+
+
+def boards(clip_dir):
+    """Each labelled frame of a rendered clip and the frame warped to the board."""
     with open(os.path.join(clip_dir, "labels.json")) as f:
         labels = json.load(f)
     corners = [tuple(c) for c in labels["corners"]]
     video = cv2.VideoCapture(os.path.join(clip_dir, "clip.mp4"))
-    rows = {k: [] for k in ("f8", "sq", "contact", "y", "occ")}
     for frame in labels["frames"]:
         ok, image = video.read()
         if not ok:
-            break
-        board = geometry.warp(image, corners, interpolation=cv2.INTER_LINEAR)
-        o = dict(zip(names, session.run(None, {"board": board[None]})))
+            return
+        yield frame, geometry.warp(image, corners, interpolation=cv2.INTER_LINEAR)
+
+
+def features(session, clip_dir, cache):
+    """Per frame of the clip: stride-8 features of the playing area (float16), square features
+    (float16), the shipped contact output, the labelled contacts and occupied squares, through
+    `session` (see `probe`). Cached."""
+    out = os.path.join(cache, os.path.basename(os.path.dirname(os.path.abspath(clip_dir))) + "__" + os.path.basename(os.path.abspath(clip_dir)) + ".npz")
+    if os.path.exists(out):
+        return dict(np.load(out))
+    rows = {k: [] for k in ("f8", "sq", "contact", "y", "occ")}
+    for frame, board in boards(clip_dir):
+        o = run(session, board)
         rows["f8"].append(o[F8][0, :, MARGIN:-MARGIN, MARGIN:-MARGIN].astype(np.float16))
         rows["sq"].append(o[SQ][0].astype(np.float16))
         rows["contact"].append(o["contact"][0])
@@ -107,8 +121,8 @@ def clips_under(dirs):
                 yield os.path.join(d, name)
 
 
-def load(model_path, dirs, cache):
-    parts = [features(model_path, clip, cache) for clip in clips_under(dirs)]
+def load(session, dirs, cache):
+    parts = [features(session, clip, cache) for clip in clips_under(dirs)]
     return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
 
 
@@ -201,27 +215,20 @@ def graft(base, head):
 def check(base, grafted, head, clip_dir):
     """The grafted model gives the head's contact and, bit for bit, the base's other outputs."""
     sessions = [ort.InferenceSession(m.SerializeToString()) for m in (base, grafted)]
-    with open(os.path.join(clip_dir, "labels.json")) as f:
-        labels = json.load(f)
-    video = cv2.VideoCapture(os.path.join(clip_dir, "clip.mp4"))
-    probe = onnx.ModelProto.FromString(base.SerializeToString())
-    for name in (F8, SQ):
-        probe.graph.output.append(onnx.helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, None))
-    features = ort.InferenceSession(probe.SerializeToString())
-    for _ in range(3):
-        ok, image = video.read()
-        if not ok:
-            raise SystemExit(f"{clip_dir}: the clip has fewer than three frames")
-        board = geometry.warp(image, [tuple(c) for c in labels["corners"]], interpolation=cv2.INTER_LINEAR)[None]
-        a, b = (dict(zip([o.name for o in s.get_outputs()], s.run(None, {"board": board}))) for s in sessions)
+    with_features = probe(base)
+    for checked, (_, board) in enumerate(boards(clip_dir), 1):
+        a, b = (run(s, board) for s in sessions)
         for name in ("pieces", "cover", "hands"):
             if not np.array_equal(a[name], b[name]):
                 raise SystemExit(f"grafting changed the {name} output")
-        f = dict(zip([o.name for o in features.get_outputs()], features.run(None, {"board": board})))
+        f = run(with_features, board)
         with torch.no_grad():
             want = torch.sigmoid(head(torch.from_numpy(f[F8]), torch.from_numpy(f[SQ]))).reshape(1, 64).numpy()
         if np.abs(want - b["contact"]).max() > 1e-4:
             raise SystemExit(f"the grafted contact differs from the head's by {np.abs(want - b['contact']).max()}")
+        if checked == 3:
+            return
+    raise SystemExit(f"{clip_dir}: the clip has fewer than three frames")
 
 
 def main(argv=None):
@@ -241,8 +248,9 @@ def main(argv=None):
     base = onnx.load(args.base)
     if not any(n.name == OLD for n in base.graph.node):
         raise SystemExit(f"{args.base}: no {OLD} node: give the model as board_model.train exports it")
-    train_set = load(args.base, args.clips, args.cache)
-    val_set = load(args.base, args.val, args.cache)
+    with_features = probe(base)
+    train_set = load(with_features, args.clips, args.cache)
+    val_set = load(with_features, args.val, args.cache)
     print(f"{len(train_set['y'])} training frames, {len(val_set['y'])} validation frames", flush=True)
     head, seconds = train(train_set, args.steps, args.batch, args.lr, args.seed)
     torch.save(head.state_dict(), os.path.splitext(args.out)[0] + ".contact.pt")
