@@ -2,7 +2,8 @@
 //! detector finds a block of corners (the whole 7x7 inner grid on an empty board, a 7x3 or 7x5
 //! band where pieces hide the rest); a block that is not a clean lattice is rejected; the block
 //! is then placed on the board's 9x9 grid lines where the most X-junctions of a chessboard are
-//! seen at the 49 inner corners. Several detector settings and image scales are tried in turn.
+//! seen at the 49 inner corners, and the grid is refitted to every inner corner that shows one
+//! (not only the block's). Several detector settings and image scales are tried in turn.
 
 use opencv::core::{Mat, Point2f, Size, Vector};
 use opencv::prelude::*;
@@ -27,6 +28,16 @@ const SEARCH_SIDES: [f64; 4] = [800.0, 1000.0, 600.0, 1300.0];
 
 /// The largest error, in squares, of a found block against a perfect lattice.
 const MAX_LATTICE_ERROR: f64 = 0.15;
+
+/// Rounds of refitting the grid to the inner corners it predicts.
+const REFINE_ROUNDS: usize = 3;
+/// An inner corner takes part in a refit when its X-junction contrast is at least this fraction
+/// of the strongest corner's (pieces hide the others, or break their pattern).
+const REFINE_CONTRAST: f64 = 0.5;
+/// Fewest inner corners a refit needs (the smallest block the detector finds has 21).
+const REFINE_MIN_CORNERS: usize = 12;
+/// How far, in squares, a corner may move in a refit: further, it latched onto something else.
+const REFINE_MAX_SHIFT: f64 = 0.25;
 
 /// The playing area's outer corners in image order (top-left, top-right, bottom-right,
 /// bottom-left) in `image` (BGR or grey), or `None` if no board is found.
@@ -61,7 +72,7 @@ fn find_at(small: &Mat) -> Result<Option<[Px; 4]>, BoardError> {
             if lattice_error(&points, cols, rows)? > MAX_LATTICE_ERROR {
                 continue;
             }
-            let h = place(small, &points, cols, rows)?;
+            let h = refine(small, place(small, &points, cols, rows)?)?;
             let outer = [(0.0, 0.0), (8.0, 0.0), (8.0, 8.0), (0.0, 8.0)].map(|p| {
                 let (x, y) = h.apply(p);
                 Px { x, y }
@@ -113,6 +124,14 @@ fn place(gray: &Mat, points: &[(f64, f64)], cols: i32, rows: i32) -> Result<Homo
 /// `units_to_image` puts in the one-channel image `gray`: opposite quadrants alike,
 /// neighbouring quadrants different, alternating from corner to corner.
 pub fn junctions(gray: &Mat, units_to_image: &Homography) -> Result<f64, BoardError> {
+    let contrasts = corner_contrasts(gray, units_to_image)?;
+    Ok((contrasts.iter().map(|(_, c)| c).sum::<f64>() / 49.0).abs())
+}
+
+/// Each inner corner (grid line `i`, `j`, both 1 to 7) with its X-junction contrast in grey
+/// levels: the mean of the top-left and bottom-right quadrants less that of the other two,
+/// its sign flipped on alternate corners, so all share one sign on a board.
+fn corner_contrasts(gray: &Mat, units_to_image: &Homography) -> Result<Vec<((i32, i32), f64)>, BoardError> {
     const N: i32 = 10;
     const S: i32 = 24;
     // Warped pixel -> board units (one square of margin) -> image.
@@ -138,16 +157,67 @@ pub fn junctions(gray: &Mat, units_to_image: &Homography) -> Result<f64, BoardEr
         }
         Ok(f64::from(sum) / f64::from(q * q))
     };
-    let mut total = 0.0;
+    let mut out = Vec::with_capacity(49);
     for i in 1..=7 {
         for j in 1..=7 {
             let (x, y) = ((i + 1) * S, (j + 1) * S);
             let (tl, tr, br, bl) = (mean(x - q, y - q)?, mean(x, y - q)?, mean(x, y)?, mean(x - q, y)?);
             let contrast = (tl + br) / 2.0 - (tr + bl) / 2.0;
-            total += if (i + j) % 2 == 0 { contrast } else { -contrast };
+            out.push(((i, j), if (i + j) % 2 == 0 { contrast } else { -contrast }));
         }
     }
-    Ok((total / 49.0).abs())
+    Ok(out)
+}
+
+/// Refits the grid (board units to image) to the inner corners it predicts: those showing a
+/// clear X-junction are found to the sub-pixel (`cornerSubPix`) and the grid refitted to them,
+/// leaving out any that disagree with the rest (RANSAC). A block of 7 x 3 corners alone leaves
+/// the far edge of the board to extrapolation; this brings in every corner the pieces leave
+/// visible. A refit that weakens the junctions is not kept.
+fn refine(gray: &Mat, mut h: Homography) -> Result<Homography, BoardError> {
+    let mut score = junctions(gray, &h)?;
+    for _ in 0..REFINE_ROUNDS {
+        let contrasts = corner_contrasts(gray, &h)?;
+        let sign = contrasts.iter().map(|(_, c)| c).sum::<f64>().signum();
+        let strongest = contrasts.iter().map(|(_, c)| c * sign).fold(0.0, f64::max);
+        let grid: Vec<(f64, f64)> = contrasts
+            .iter()
+            .filter(|(_, c)| c * sign >= REFINE_CONTRAST * strongest)
+            .map(|&((i, j), _)| (f64::from(i), f64::from(j)))
+            .collect();
+        if grid.len() < REFINE_MIN_CORNERS {
+            break;
+        }
+        let seeds: Vec<(f64, f64)> = grid.iter().map(|&g| h.apply(g)).collect();
+        // One square in pixels, near each corner: the distance to the next grid line.
+        let square: Vec<f64> = grid.iter().zip(&seeds).map(|(&(i, j), &(x, y))| {
+            let (nx, ny) = h.apply((i + 1.0, j));
+            (nx - x).hypot(ny - y)
+        }).collect();
+        let smallest = square.iter().copied().fold(f64::INFINITY, f64::min);
+        let half_window = (0.25 * smallest).round().clamp(2.0, 15.0) as i32;
+        let mut found: Vector<Point2f> = seeds.iter().map(|&(x, y)| Point2f::new(x as f32, y as f32)).collect();
+        let criteria = opencv::core::TermCriteria::new(opencv::core::TermCriteria_COUNT + opencv::core::TermCriteria_EPS, 40, 0.01)?;
+        imgproc::corner_sub_pix(gray, &mut found, Size::new(half_window, half_window), Size::new(-1, -1), criteria)?;
+        let (mut from, mut to) = (Vec::new(), Vec::new());
+        for (k, p) in found.iter().enumerate() {
+            let (x, y) = (f64::from(p.x), f64::from(p.y));
+            if (x - seeds[k].0).hypot(y - seeds[k].1) <= REFINE_MAX_SHIFT * square[k] {
+                from.push(grid[k]);
+                to.push((x, y));
+            }
+        }
+        if from.len() < REFINE_MIN_CORNERS {
+            break;
+        }
+        let refit = Homography::fit_robust(&from, &to, 0.1 * smallest)?;
+        let refit_score = junctions(gray, &refit)?;
+        if refit_score < score {
+            break;
+        }
+        (h, score) = (refit, refit_score);
+    }
+    Ok(h)
 }
 
 /// The image converted to one channel.
@@ -183,6 +253,63 @@ mod tests {
         let p = |x, y| Px { x, y };
         let ordered = image_order([p(90.0, 110.0), p(10.0, 95.0), p(95.0, 5.0), p(5.0, 8.0)]);
         assert_eq!(ordered, [p(5.0, 8.0), p(95.0, 5.0), p(90.0, 110.0), p(10.0, 95.0)]);
+    }
+
+    /// A board seen in perspective (`units_to_image`), 640 x 480, with grey discs hiding the
+    /// inner corners listed, as pieces would.
+    fn board_in_perspective(units_to_image: &Homography, hidden: &[(i32, i32)]) -> Mat {
+        const S: i32 = 40;
+        let side = 10 * S;
+        let mut flat = Mat::new_rows_cols_with_default(side, side, opencv::core::CV_8UC1, opencv::core::Scalar::all(128.0)).unwrap();
+        for r in 0..8 {
+            for c in 0..8 {
+                let v = if (r + c) % 2 == 0 { 210.0 } else { 60.0 };
+                let rect = opencv::core::Rect::new(S + c * S, S + r * S, S, S);
+                imgproc::rectangle(&mut flat, rect, opencv::core::Scalar::all(v), -1, imgproc::LINE_8, 0).unwrap();
+            }
+        }
+        for &(i, j) in hidden {
+            let centre = opencv::core::Point::new(S + i * S, S + j * S);
+            imgproc::circle(&mut flat, centre, S / 3, opencv::core::Scalar::all(140.0), -1, imgproc::LINE_AA, 0).unwrap();
+        }
+        // flat pixel centres -> board units (one square of margin) -> image
+        let (k, o) = (1.0 / f64::from(S), 0.5 / f64::from(S) - 1.0);
+        let to_units = Homography([[k, 0.0, o], [0.0, k, o], [0.0, 0.0, 1.0]]);
+        let mat = Mat::from_slice_2d(&units_to_image.after(&to_units).0).unwrap();
+        let mut image = Mat::default();
+        imgproc::warp_perspective(&flat, &mut image, &mat, Size::new(640, 480), imgproc::INTER_AREA, opencv::core::BORDER_CONSTANT, opencv::core::Scalar::all(128.0)).unwrap();
+        image
+    }
+
+    fn worst_corner_error(a: &Homography, b: &Homography) -> f64 {
+        [(0.0, 0.0), (8.0, 0.0), (8.0, 8.0), (0.0, 8.0)]
+            .iter()
+            .map(|&p| {
+                let ((ax, ay), (bx, by)) = (a.apply(p), b.apply(p));
+                (ax - bx).hypot(ay - by)
+            })
+            .fold(0.0, f64::max)
+    }
+
+    #[test]
+    fn refining_fits_the_grid_to_every_visible_corner() {
+        let grid: Vec<(f64, f64)> = [(0.0, 0.0), (8.0, 0.0), (8.0, 8.0), (0.0, 8.0)].to_vec();
+        let truth = Homography::fit(&grid, &[(190.0, 60.0), (470.0, 80.0), (540.0, 430.0), (110.0, 410.0)]).unwrap();
+        let hidden = [(2, 2), (3, 5), (6, 1), (4, 4), (7, 7)];
+        let image = board_in_perspective(&truth, &hidden);
+        // A start as a 7 x 3 block near White's edge leaves it: the block's rows a pixel too far
+        // apart, so the far edge, reached by extrapolation, is several pixels out.
+        let block: Vec<(f64, f64)> = (5..=7).flat_map(|j| (1..=7).map(move |i| (f64::from(i), f64::from(j)))).collect();
+        let noisy: Vec<(f64, f64)> = block.iter().map(|&g| {
+            let (x, y) = truth.apply(g);
+            (x, y + (g.1 - 6.0) * 1.2)
+        }).collect();
+        let start = Homography::fit(&block, &noisy).unwrap();
+        let before = worst_corner_error(&start, &truth);
+        let refined = refine(&image, start).unwrap();
+        let after = worst_corner_error(&refined, &truth);
+        assert!(before > 3.0, "the start is off: {before:.2} px");
+        assert!(after < 0.5 && after < before / 4.0, "refined to {after:.2} px from {before:.2} px");
     }
 
     #[test]

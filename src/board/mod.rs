@@ -58,8 +58,18 @@ pub struct Homography(pub [[f64; 3]; 3]);
 impl Homography {
     /// The transform taking each `from[i]` to `to[i]` (four or more points; least squares).
     pub fn fit(from: &[(f64, f64)], to: &[(f64, f64)]) -> Result<Homography, BoardError> {
+        Homography::find(from, to, 0, 3.0)
+    }
+
+    /// As [`Homography::fit`], but points that land further than `tolerance` (in `to`'s units)
+    /// from where the best consensus puts them are left out (RANSAC).
+    pub fn fit_robust(from: &[(f64, f64)], to: &[(f64, f64)], tolerance: f64) -> Result<Homography, BoardError> {
+        Homography::find(from, to, calib3d::RANSAC, tolerance)
+    }
+
+    fn find(from: &[(f64, f64)], to: &[(f64, f64)], method: i32, tolerance: f64) -> Result<Homography, BoardError> {
         let pts = |p: &[(f64, f64)]| -> Vector<Point2f> { p.iter().map(|&(x, y)| Point2f::new(x as f32, y as f32)).collect() };
-        let m = calib3d::find_homography(&pts(from), &pts(to), &mut Mat::default(), 0, 3.0)?;
+        let m = calib3d::find_homography(&pts(from), &pts(to), &mut Mat::default(), method, tolerance)?;
         if m.empty() {
             return Err(BoardError::Degenerate);
         }
