@@ -212,7 +212,11 @@ pub fn spawn(mut capture: Capture, policy: Policy, capacity: usize) -> Running {
     let (tx, rx) = crossbeam_channel::bounded::<Frame>(capacity.max(1));
     let dropped = Arc::new(AtomicU64::new(0));
     let stop = Arc::new(AtomicBool::new(false));
-    let (drain, count, halt) = (rx.clone(), dropped.clone(), stop.clone());
+    // Only a dropping capture holds the queue's other end: a blocking one must see the queue
+    // disconnected when the next stage stops (an error there), or it would wait on a full queue
+    // for ever.
+    let drain = (policy == Policy::DropOldest).then(|| rx.clone());
+    let (count, halt) = (dropped.clone(), stop.clone());
     let thread = std::thread::Builder::new()
         .name("capture".into())
         .spawn(move || {
@@ -246,7 +250,9 @@ pub fn spawn(mut capture: Capture, policy: Policy, capacity: usize) -> Running {
                         Policy::DropOldest => match tx.try_send(frame) {
                             Ok(()) => break,
                             Err(TrySendError::Full(back)) => {
-                                if drain.try_recv().is_ok() {
+                                if let Some(drain) = &drain
+                                    && drain.try_recv().is_ok()
+                                {
                                     count.fetch_add(1, Ordering::Relaxed);
                                 }
                                 frame = back;

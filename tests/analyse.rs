@@ -144,6 +144,18 @@ fn a_missing_video_is_bad_input() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no-such.mp4"));
 }
 
+#[test]
+fn a_calibration_of_another_frame_shape_is_bad_input() {
+    let out = std::env::temp_dir().join(format!("touchmove-analyse-{}-shape", std::process::id()));
+    let result = Command::new(env!("CARGO_BIN_EXE_touchmove"))
+        .args(["analyse", "fixtures/bench/touch-own-720p.mp4", "--calibration", "fixtures/clips/touch-own-4.3.1/calibration.json", "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(result.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(stderr.contains("640x480") && stderr.contains("1280x720") && stderr.contains("touchmove calibrate"), "{stderr}");
+}
+
 /// `live` on a file plays it at its frame rate: next to nothing dropped on a 2-core machine (the
 /// other tests run beside it), the move and the ruling printed on stdout as JSON Lines, the PGN
 /// written.

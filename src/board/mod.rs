@@ -189,6 +189,21 @@ pub enum BoardError {
         /// What went wrong.
         message: String,
     },
+    /// Frames of another shape than the calibration was made on: another camera, or the
+    /// picture cropped.
+    #[error(
+        "the calibration was made on {}x{} frames (of {made_from}) and these are {}x{}, another shape: \
+         run `touchmove calibrate` on this source",
+        calibrated[0], calibrated[1], frames[0], frames[1]
+    )]
+    FrameSize {
+        /// What the calibration was made from.
+        made_from: String,
+        /// Its frames' width and height.
+        calibrated: [u32; 2],
+        /// The frames' width and height now.
+        frames: [u32; 2],
+    },
 }
 
 impl Calibration {
@@ -202,6 +217,23 @@ impl Calibration {
         }
         let homography = Homography::fit(&image, &units)?;
         Ok(Calibration { source, frame, image_size, corners, white, homography, found })
+    }
+
+    /// This calibration for frames `size` (width, height) pixels: itself where it was made at
+    /// that size; its corners scaled where the frames are the same picture at another resolution
+    /// (the same shape within 1 %); [`BoardError::FrameSize`] where they are another shape.
+    pub fn at_size(&self, size: [u32; 2]) -> Result<Calibration, BoardError> {
+        if size == self.image_size {
+            return Ok(self.clone());
+        }
+        let (sx, sy) = (f64::from(size[0]) / f64::from(self.image_size[0]), f64::from(size[1]) / f64::from(self.image_size[1]));
+        let shape = sx / sy;
+        if !(shape > 0.99 && shape < 1.01) {
+            return Err(BoardError::FrameSize { made_from: self.source.clone(), calibrated: self.image_size, frames: size });
+        }
+        // Pixel centres: pixel i spans i - 0.5 to i + 0.5.
+        let corners = self.corners.map(|p| Px { x: (p.x + 0.5) * sx - 0.5, y: (p.y + 0.5) * sy - 0.5 });
+        Calibration::from_corners(self.source.clone(), self.frame, size, corners, self.white, self.found)
     }
 
     /// Reads a calibration file.
@@ -366,6 +398,21 @@ mod tests {
 
     fn px(x: f64, y: f64) -> Px {
         Px { x, y }
+    }
+
+    #[test]
+    fn a_calibration_follows_the_picture_to_another_resolution_but_not_another_shape() {
+        let corners = [px(167.0, 172.0), px(390.0, 111.0), px(491.0, 326.0), px(226.0, 419.0)];
+        let vga = Calibration::from_corners("cam".into(), 0, [640, 480], corners, WhiteEdge::Bottom, Found::Auto).unwrap();
+        assert_eq!(vga.at_size([640, 480]).unwrap(), vga);
+        let double = vga.at_size([1280, 960]).unwrap();
+        assert_eq!(double.image_size, [1280, 960]);
+        // The same square centre, twice as far from the image's corner (pixel centres).
+        let (a, b) = (vga.square_centre(Square::E4), double.square_centre(Square::E4));
+        assert!(((a.x + 0.5) * 2.0 - 0.5 - b.x).abs() < 1e-6 && ((a.y + 0.5) * 2.0 - 0.5 - b.y).abs() < 1e-6, "{a:?} {b:?}");
+        let wide = vga.at_size([1280, 720]).unwrap_err();
+        assert!(matches!(wide, BoardError::FrameSize { calibrated: [640, 480], frames: [1280, 720], .. }), "{wide}");
+        assert!(wide.to_string().contains("640x480") && wide.to_string().contains("1280x720"), "{wide}");
     }
 
     #[test]

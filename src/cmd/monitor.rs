@@ -93,11 +93,11 @@ pub struct OutputArgs {
     pub overlay: bool,
 }
 
-/// The exit status of a run that failed: a source that cannot be read is bad input, anything
-/// else a failure.
+/// The exit status of a run that failed: a source that cannot be read, or whose frames the
+/// calibration does not fit, is bad input; anything else a failure.
 pub fn failed(e: PipelineError) -> Exit {
     match e {
-        PipelineError::Capture(_) => Exit::BadInput(e.to_string()),
+        PipelineError::Capture(_) | PipelineError::Board(crate::board::BoardError::FrameSize { .. }) => Exit::BadInput(e.to_string()),
         e => Exit::Failed(e.to_string()),
     }
 }

@@ -1,6 +1,6 @@
-//! The detect stage: glances at each frame through a small warp to skip the model where nothing
-//! moved, warps in full the frames the model, the overlay or the evidence need, watches for the
-//! board or camera moving, and runs the model.
+//! The detect stage: fits the calibration to the frames' size, glances at each frame through a
+//! small warp to skip the model where nothing moved, warps in full the frames the model, the
+//! overlay or the evidence need, watches for the board or camera moving, and runs the model.
 
 use crossbeam_channel::{Receiver, Sender};
 use opencv::core::Mat;
@@ -72,7 +72,10 @@ impl Detector {
             {
                 return Ok(());
             }
-            let warning = self.check_drift(&frame)?;
+            let warning = match self.fit_size(&frame)? {
+                Some(warning) => Some(warning),
+                None => self.check_drift(&frame)?,
+            };
             let admit = match &mut self.gate {
                 Some(gate) => gate.admit(&self.calibration.glance(&frame.image, GLANCE)?)? || warning.is_some(),
                 None => true,
@@ -126,6 +129,26 @@ impl Detector {
             _ => Warper::new(&self.calibration, self.layout, size)?,
         };
         Ok(self.warper.insert(warper).warp(image)?)
+    }
+
+    /// Makes the calibration fit the frames' size when it changes (the first frame of a source
+    /// of another resolution, a camera that came back at another): the corners scaled, with a
+    /// warning to record; an error when the frames are another shape.
+    fn fit_size(&mut self, frame: &Frame) -> Result<Option<String>, PipelineError> {
+        let size = frame.image.size()?;
+        let size = [size.width, size.height].map(|v| u32::try_from(v).unwrap_or(0));
+        if size == self.calibration.image_size {
+            return Ok(None);
+        }
+        let was = self.calibration.image_size;
+        self.calibration = self.calibration.at_size(size)?;
+        self.warper = None;
+        // The drift check's reference was taken on frames of the other size.
+        self.watch = None;
+        Ok(Some(format!(
+            "frame {}: the frames are {}x{} and the calibration was made on {}x{}: its corners scaled to them",
+            frame.index, size[0], size[1], was[0], was[1]
+        )))
     }
 
     /// Every few seconds, while no hand is over the board, checks the grid is where the
