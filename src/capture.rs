@@ -67,7 +67,8 @@ impl Source {
 pub struct Frame {
     /// 0 for the first frame read.
     pub index: u64,
-    /// Seconds: the video's timestamp for files, since the capture began for live sources.
+    /// Seconds: for files, the video's timestamp, or the frame's place at the file's rate where
+    /// the timestamps do not move forward; for live sources, since the capture began.
     pub t: f64,
     /// The image, BGR.
     pub image: Mat,
@@ -106,9 +107,21 @@ pub struct Capture {
 }
 
 enum Reader {
-    Video(videoio::VideoCapture),
+    Video {
+        cap: videoio::VideoCapture,
+        /// The frame rate a file states, where it is believable (see [`MAX_FPS`]).
+        rate: Option<f64>,
+        /// The timestamp of the last frame read.
+        last_t: f64,
+    },
     Still(Option<Mat>),
 }
+
+/// A file stating more frames a second than this states no rate: raw streams without a
+/// container (an MJPEG or H.264 elementary stream) come with a placeholder of a million or more.
+const MAX_FPS: f64 = 300.0;
+/// The rate a file without a believable one is timed at.
+const ASSUMED_FPS: f64 = 30.0;
 
 impl Capture {
     /// Opens `source`.
@@ -131,7 +144,15 @@ impl Capture {
             if !cap.is_opened().map_err(|_| fail())? {
                 return Err(fail());
             }
-            Reader::Video(cap)
+            let stated = cap.get(videoio::CAP_PROP_FPS).unwrap_or(0.0);
+            let rate = (stated.is_finite() && (1.0..=MAX_FPS).contains(&stated)).then_some(stated);
+            if rate.is_none() && !source.is_live() {
+                tracing::warn!(
+                    "{source}: the file states no believable frame rate ({stated}); its frames are timed at {ASSUMED_FPS} a second \
+                     (put it in a container with its real rate to fix: ffmpeg -r RATE -i FILE -c copy OUT.mkv)"
+                );
+            }
+            Reader::Video { cap, rate, last_t: f64::NEG_INFINITY }
         };
         Ok(Capture { source: source.clone(), reader, index: 0, started: Instant::now(), paced: false })
     }
@@ -155,7 +176,7 @@ impl Capture {
                 Some(image) => (image, 0.0),
                 None => return Ok(None),
             },
-            Reader::Video(cap) => {
+            Reader::Video { cap, rate, last_t } => {
                 let mut image = Mat::default();
                 let read = cap.read(&mut image).map_err(|error| CaptureError::Read { from: self.source.clone(), frame: index, error })?;
                 if !read || image.empty() {
@@ -164,10 +185,14 @@ impl Capture {
                 let t = if self.source.is_live() {
                     self.started.elapsed().as_secs_f64()
                 } else {
-                    let ms = cap.get(videoio::CAP_PROP_POS_MSEC).unwrap_or(-1.0);
-                    let fps = cap.get(videoio::CAP_PROP_FPS).unwrap_or(0.0);
-                    if ms > 0.0 || index == 0 { ms.max(0.0) / 1000.0 } else if fps > 0.0 { index as f64 / fps } else { index as f64 }
+                    // The container's timestamp where it moves forward (variable frame rates),
+                    // else the frame's place at the stated rate (some streams give 0 throughout).
+                    let counted = index as f64 / rate.unwrap_or(ASSUMED_FPS);
+                    let stamped = cap.get(videoio::CAP_PROP_POS_MSEC).unwrap_or(f64::NAN) / 1000.0;
+                    let believable = rate.is_some() && stamped.is_finite() && stamped >= 0.0 && (index == 0 || stamped > *last_t);
+                    if believable { stamped } else { counted.max(*last_t + 1.0 / MAX_FPS) }
                 };
+                *last_t = t;
                 (image, t)
             }
         };
@@ -313,6 +338,37 @@ mod tests {
         let kept: Vec<u64> = running.frames.try_iter().map(|f| f.index).collect();
         assert_eq!(kept, [9, 10, 11]);
         assert_eq!(running.dropped.load(Ordering::Relaxed), 9);
+        std::fs::remove_file(path).ok();
+    }
+
+    #[test]
+    fn a_raw_stream_without_a_stated_rate_is_timed_at_the_assumed_rate() {
+        // An MJPEG elementary stream: no container, so no rate and no timestamps.
+        let path = std::env::temp_dir().join(format!("touchmove-raw-{}.mjpeg", std::process::id()));
+        write_clip(&path, 12);
+        let mut capture = Capture::open(&Source::File(path.clone())).unwrap();
+        let mut times = Vec::new();
+        while let Some(frame) = capture.next_frame().unwrap() {
+            times.push(frame.t);
+        }
+        assert_eq!(times.len(), 12);
+        let step = 1.0 / ASSUMED_FPS;
+        assert!(times.iter().enumerate().all(|(i, &t)| (t - i as f64 * step).abs() < 1e-9), "{times:?}");
+        std::fs::remove_file(path).ok();
+    }
+
+    #[test]
+    fn a_blocking_capture_stops_when_the_next_stage_hangs_up() {
+        let path = std::env::temp_dir().join(format!("touchmove-hangup-{}.avi", std::process::id()));
+        write_clip(&path, 12);
+        let running = spawn(Capture::open(&Source::File(path.clone())).unwrap(), Policy::Block, 2);
+        let first = running.frames.recv().unwrap();
+        assert_eq!(first.index, 0);
+        // The next stage fails and drops its end of the queue, which is full.
+        drop(running.frames);
+        let (done, ended) = crossbeam_channel::bounded(1);
+        std::thread::spawn(move || done.send(running.thread.join().is_ok()).ok());
+        assert_eq!(ended.recv_timeout(Duration::from_secs(10)), Ok(true), "the capture thread ends");
         std::fs::remove_file(path).ok();
     }
 
