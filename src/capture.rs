@@ -299,14 +299,19 @@ mod tests {
 
     use super::*;
 
-    fn write_clip(path: &std::path::Path, frames: i32) {
+    /// A clip of 12 frames at 10 a second in the temporary folder, `name` telling the container
+    /// (`.avi`, or `.mjpeg` for none), opened.
+    fn clip(name: &str) -> (PathBuf, Capture) {
+        let path = std::env::temp_dir().join(format!("touchmove-{}-{name}", std::process::id()));
         let fourcc = videoio::VideoWriter::fourcc('M', 'J', 'P', 'G').unwrap();
-        let mut w = videoio::VideoWriter::new(path, fourcc, 10.0, Size::new(64, 48), true).unwrap();
-        for i in 0..frames {
+        let mut w = videoio::VideoWriter::new(path.to_str().unwrap(), fourcc, 10.0, Size::new(64, 48), true).unwrap();
+        for i in 0..12 {
             let img = Mat::new_rows_cols_with_default(48, 64, opencv::core::CV_8UC3, Scalar::all(f64::from(i * 10))).unwrap();
             w.write(&img).unwrap();
         }
         w.release().unwrap();
+        let capture = Capture::open(&Source::File(path.clone())).unwrap();
+        (path, capture)
     }
 
     #[test]
@@ -318,9 +323,8 @@ mod tests {
 
     #[test]
     fn a_file_is_read_whole_in_order_with_times() {
-        let path = std::env::temp_dir().join(format!("touchmove-capture-{}.avi", std::process::id()));
-        write_clip(&path, 12);
-        let running = spawn(Capture::open(&Source::File(path.clone())).unwrap(), Policy::Block, 2);
+        let (path, capture) = clip("capture.avi");
+        let running = spawn(capture, Policy::Block, 2);
         let frames: Vec<Frame> = running.frames.iter().collect();
         running.thread.join().unwrap().unwrap();
         assert_eq!(frames.len(), 12);
@@ -331,9 +335,8 @@ mod tests {
 
     #[test]
     fn a_slow_pipeline_loses_the_oldest_frames_when_live() {
-        let path = std::env::temp_dir().join(format!("touchmove-drop-{}.avi", std::process::id()));
-        write_clip(&path, 12);
-        let running = spawn(Capture::open(&Source::File(path.clone())).unwrap(), Policy::DropOldest, 3);
+        let (path, capture) = clip("drop.avi");
+        let running = spawn(capture, Policy::DropOldest, 3);
         running.thread.join().unwrap().unwrap();
         let kept: Vec<u64> = running.frames.try_iter().map(|f| f.index).collect();
         assert_eq!(kept, [9, 10, 11]);
@@ -344,9 +347,7 @@ mod tests {
     #[test]
     fn a_raw_stream_without_a_stated_rate_is_timed_at_the_assumed_rate() {
         // An MJPEG elementary stream: no container, so no rate and no timestamps.
-        let path = std::env::temp_dir().join(format!("touchmove-raw-{}.mjpeg", std::process::id()));
-        write_clip(&path, 12);
-        let mut capture = Capture::open(&Source::File(path.clone())).unwrap();
+        let (path, mut capture) = clip("raw.mjpeg");
         let mut times = Vec::new();
         while let Some(frame) = capture.next_frame().unwrap() {
             times.push(frame.t);
@@ -359,9 +360,8 @@ mod tests {
 
     #[test]
     fn a_blocking_capture_stops_when_the_next_stage_hangs_up() {
-        let path = std::env::temp_dir().join(format!("touchmove-hangup-{}.avi", std::process::id()));
-        write_clip(&path, 12);
-        let running = spawn(Capture::open(&Source::File(path.clone())).unwrap(), Policy::Block, 2);
+        let (path, capture) = clip("hangup.avi");
+        let running = spawn(capture, Policy::Block, 2);
         let first = running.frames.recv().unwrap();
         assert_eq!(first.index, 0);
         // The next stage fails and drops its end of the queue, which is full.
