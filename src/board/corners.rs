@@ -124,14 +124,23 @@ fn place(gray: &Mat, points: &[(f64, f64)], cols: i32, rows: i32) -> Result<Homo
 /// `units_to_image` puts in the one-channel image `gray`: opposite quadrants alike,
 /// neighbouring quadrants different, alternating from corner to corner.
 pub fn junctions(gray: &Mat, units_to_image: &Homography) -> Result<f64, BoardError> {
-    let contrasts = corner_contrasts(gray, units_to_image)?;
-    Ok((contrasts.iter().map(|(_, c)| c).sum::<f64>() / 49.0).abs())
+    let corners = corner_contrasts(gray, units_to_image)?;
+    Ok((corners.iter().map(|c| c.contrast).sum::<f64>() / 49.0).abs())
 }
 
-/// Each inner corner (grid line `i`, `j`, both 1 to 7) with its X-junction contrast in grey
-/// levels: the mean of the top-left and bottom-right quadrants less that of the other two,
-/// its sign flipped on alternate corners, so all share one sign on a board.
-fn corner_contrasts(gray: &Mat, units_to_image: &Homography) -> Result<Vec<((i32, i32), f64)>, BoardError> {
+/// An inner corner of the board's grid, as seen in an image.
+#[derive(Clone, Copy, Debug)]
+struct Corner {
+    /// Its grid lines, both 1 to 7 (0 and 8 are the board's edges).
+    lines: (i32, i32),
+    /// Its X-junction contrast in grey levels: the mean of the top-left and bottom-right
+    /// quadrants less that of the other two, the sign flipped on alternate corners so that all
+    /// share one sign on a board.
+    contrast: f64,
+}
+
+/// The 49 inner corners of the board `units_to_image` puts in `gray`.
+fn corner_contrasts(gray: &Mat, units_to_image: &Homography) -> Result<Vec<Corner>, BoardError> {
     const N: i32 = 10;
     const S: i32 = 24;
     // Warped pixel -> board units (one square of margin) -> image.
@@ -163,7 +172,7 @@ fn corner_contrasts(gray: &Mat, units_to_image: &Homography) -> Result<Vec<((i32
             let (x, y) = ((i + 1) * S, (j + 1) * S);
             let (tl, tr, br, bl) = (mean(x - q, y - q)?, mean(x, y - q)?, mean(x, y)?, mean(x - q, y)?);
             let contrast = (tl + br) / 2.0 - (tr + bl) / 2.0;
-            out.push(((i, j), if (i + j) % 2 == 0 { contrast } else { -contrast }));
+            out.push(Corner { lines: (i, j), contrast: if (i + j) % 2 == 0 { contrast } else { -contrast } });
         }
     }
     Ok(out)
@@ -177,13 +186,13 @@ fn corner_contrasts(gray: &Mat, units_to_image: &Homography) -> Result<Vec<((i32
 fn refine(gray: &Mat, mut h: Homography) -> Result<Homography, BoardError> {
     let mut score = junctions(gray, &h)?;
     for _ in 0..REFINE_ROUNDS {
-        let contrasts = corner_contrasts(gray, &h)?;
-        let sign = contrasts.iter().map(|(_, c)| c).sum::<f64>().signum();
-        let strongest = contrasts.iter().map(|(_, c)| c * sign).fold(0.0, f64::max);
-        let grid: Vec<(f64, f64)> = contrasts
+        let corners = corner_contrasts(gray, &h)?;
+        let sign = corners.iter().map(|c| c.contrast).sum::<f64>().signum();
+        let strongest = corners.iter().map(|c| c.contrast * sign).fold(0.0, f64::max);
+        let grid: Vec<(f64, f64)> = corners
             .iter()
-            .filter(|(_, c)| c * sign >= REFINE_CONTRAST * strongest)
-            .map(|&((i, j), _)| (f64::from(i), f64::from(j)))
+            .filter(|c| c.contrast * sign >= REFINE_CONTRAST * strongest)
+            .map(|c| (f64::from(c.lines.0), f64::from(c.lines.1)))
             .collect();
         if grid.len() < REFINE_MIN_CORNERS {
             break;
