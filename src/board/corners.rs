@@ -124,7 +124,7 @@ fn place(gray: &Mat, points: &[(f64, f64)], cols: i32, rows: i32) -> Result<Homo
 /// `units_to_image` puts in the one-channel image `gray`: opposite quadrants alike,
 /// neighbouring quadrants different, alternating from corner to corner.
 pub fn junctions(gray: &Mat, units_to_image: &Homography) -> Result<f64, BoardError> {
-    let corners = corner_contrasts(gray, units_to_image)?;
+    let corners = inner_corners(gray, units_to_image)?;
     Ok((corners.iter().map(|c| c.contrast).sum::<f64>() / 49.0).abs())
 }
 
@@ -140,7 +140,7 @@ struct Corner {
 }
 
 /// The 49 inner corners of the board `units_to_image` puts in `gray`.
-fn corner_contrasts(gray: &Mat, units_to_image: &Homography) -> Result<Vec<Corner>, BoardError> {
+fn inner_corners(gray: &Mat, units_to_image: &Homography) -> Result<Vec<Corner>, BoardError> {
     const N: i32 = 10;
     const S: i32 = 24;
     // Warped pixel -> board units (one square of margin) -> image.
@@ -186,7 +186,7 @@ fn corner_contrasts(gray: &Mat, units_to_image: &Homography) -> Result<Vec<Corne
 fn refine(gray: &Mat, mut h: Homography) -> Result<Homography, BoardError> {
     let mut score = junctions(gray, &h)?;
     for _ in 0..REFINE_ROUNDS {
-        let corners = corner_contrasts(gray, &h)?;
+        let corners = inner_corners(gray, &h)?;
         let sign = corners.iter().map(|c| c.contrast).sum::<f64>().signum();
         let strongest = corners.iter().map(|c| c.contrast * sign).fold(0.0, f64::max);
         let grid: Vec<(f64, f64)> = corners

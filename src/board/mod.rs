@@ -219,7 +219,7 @@ impl Calibration {
         Ok(Calibration { source, frame, image_size, corners, white, homography, found })
     }
 
-    /// This calibration for frames `size` (width, height) pixels: itself where it was made at
+    /// This calibration for frames of `size` (width, height) pixels: itself where it was made at
     /// that size; its corners scaled where the frames are the same picture at another resolution
     /// (the same shape within 1 %); [`BoardError::FrameSize`] where they are another shape.
     pub fn at_size(&self, size: [u32; 2]) -> Result<Calibration, BoardError> {
