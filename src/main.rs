@@ -32,6 +32,11 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
         .init();
+    // OpenCV's own warnings (GStreamer trying a file FFmpeg could not open, and so on) repeat
+    // what touchmove's errors say; RUST_LOG=debug shows them.
+    if !tracing::enabled!(tracing::Level::DEBUG) {
+        let _ = opencv::core::set_log_level(opencv::core::LogLevel::LOG_LEVEL_ERROR);
+    }
     let cli = Cli::parse();
     let status = match cli.command {
         Command::Rules(args) => cmd::rules::run(&args, &mut std::io::stdout().lock()),
