@@ -13,9 +13,56 @@ use shakmaty::{Chess, Color, EnPassantMode, Move, Position};
 
 use crate::rules::Record;
 
+/// The seven-tag roster's tags but the result, which the game decides.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tags {
+    /// The event: a tournament, a match.
+    pub event: String,
+    /// Where it is played.
+    pub site: String,
+    /// When: `YYYY.MM.DD`, `?` for each digit not known.
+    pub date: String,
+    /// The round.
+    pub round: String,
+    /// White's player.
+    pub white: String,
+    /// Black's player.
+    pub black: String,
+}
+
+impl Tags {
+    /// Tags of `event`, the rest unknown.
+    pub fn unknown(event: &str) -> Tags {
+        let q = || "?".to_string();
+        Tags { event: event.into(), site: q(), date: "????.??.??".into(), round: q(), white: q(), black: q() }
+    }
+}
+
+/// Whether `date` is a PGN date: `YYYY.MM.DD`, any digit possibly `?`.
+pub fn is_date(date: &str) -> bool {
+    let b = date.as_bytes();
+    b.len() == 10 && b.iter().enumerate().all(|(i, &c)| if i == 4 || i == 7 { c == b'.' } else { c.is_ascii_digit() || c == b'?' })
+}
+
+/// The PGN date of the day `unix_seconds` falls on, in UTC.
+pub fn date_of(unix_seconds: u64) -> String {
+    // Days to a civil date (proleptic Gregorian), after Howard Hinnant's `civil_from_days`.
+    let z = (unix_seconds / 86_400) as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}.{month:02}.{day:02}")
+}
+
 /// A game being recorded from the engine's output.
 #[derive(Clone, Debug)]
 pub struct Game {
+    tags: Tags,
     start: Chess,
     moves: Vec<(String, Vec<String>)>,
     pending: Vec<String>,
@@ -25,9 +72,9 @@ pub struct Game {
 }
 
 impl Game {
-    /// A game starting from `start`.
-    pub fn new(start: &Chess) -> Game {
-        Game { start: start.clone(), moves: Vec::new(), pending: Vec::new(), end: start.clone(), standing: None }
+    /// A game starting from `start`, under `tags`.
+    pub fn new(start: &Chess, tags: Tags) -> Game {
+        Game { tags, start: start.clone(), moves: Vec::new(), pending: Vec::new(), end: start.clone(), standing: None }
     }
 
     /// Takes one line of the engine's output into the game.
@@ -69,16 +116,17 @@ impl Game {
     }
 
     /// The PGN text.
-    pub fn to_pgn(&self, event: &str) -> String {
+    pub fn to_pgn(&self) -> String {
         let result = self.result();
         let mut out = String::new();
+        let t = &self.tags;
         let tags = [
-            ("Event", event),
-            ("Site", "?"),
-            ("Date", "????.??.??"),
-            ("Round", "?"),
-            ("White", "?"),
-            ("Black", "?"),
+            ("Event", t.event.as_str()),
+            ("Site", &t.site),
+            ("Date", &t.date),
+            ("Round", &t.round),
+            ("White", &t.white),
+            ("Black", &t.black),
             ("Result", result),
         ];
         for (k, v) in tags {
@@ -127,10 +175,10 @@ impl Game {
     }
 
     /// Writes the PGN to `path` through a temporary file and a rename.
-    pub fn write_atomic(&self, path: &Path, event: &str) -> io::Result<()> {
+    pub fn write_atomic(&self, path: &Path) -> io::Result<()> {
         let mut tmp = path.as_os_str().to_owned();
         tmp.push(".tmp");
-        std::fs::write(&tmp, self.to_pgn(event))?;
+        std::fs::write(&tmp, self.to_pgn())?;
         std::fs::rename(&tmp, path)
     }
 }
@@ -152,7 +200,7 @@ mod tests {
     #[test]
     fn writes_numbers_comments_and_result() {
         let start = Chess::default();
-        let mut game = Game::new(&start);
+        let mut game = Game::new(&start, Tags::unknown("test"));
         let mut pos = start.clone();
         for (from, to, role) in [(Square::F2, Square::F3, Role::Pawn), (Square::E7, Square::E5, Role::Pawn), (Square::G2, Square::G4, Role::Pawn), (Square::D8, Square::H4, Role::Queen)] {
             let m = Move::Normal { role, from, capture: None, to, promotion: None };
@@ -161,20 +209,32 @@ mod tests {
             let record = Record::Move(MoveRecord { t: 1.0, made_t: 1.0, ply: 1, side, m, san, fen: String::new() });
             game.record(&record, &pos);
         }
-        let pgn = game.to_pgn("test");
+        let pgn = game.to_pgn();
         assert!(pgn.contains("[Result \"0-1\"]"), "{pgn}");
         let flat = pgn.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(flat.ends_with("1. f3 { [%ts 1.0] } 1... e5 { [%ts 1.0] } 2. g4 { [%ts 1.0] } 2... Qh4# { [%ts 1.0] } 0-1"), "{pgn}");
     }
 
     #[test]
+    fn tags_are_written_escaped_and_dates_checked() {
+        let tags = Tags { event: "Club \"A\" final".into(), white: "Carlsen, Magnus".into(), date: "2026.12.01".into(), ..Tags::unknown("x") };
+        let pgn = Game::new(&Chess::default(), tags).to_pgn();
+        assert!(pgn.starts_with("[Event \"Club \\\"A\\\" final\"]\n[Site \"?\"]\n[Date \"2026.12.01\"]\n[Round \"?\"]\n[White \"Carlsen, Magnus\"]"), "{pgn}");
+        assert!(is_date("2026.12.01") && is_date("????.??.??") && is_date("2026.??.??"));
+        assert!(!is_date("2026-12-01") && !is_date("26.12.01") && !is_date("2026.12.1x"));
+        assert_eq!(date_of(0), "1970.01.01");
+        assert_eq!(date_of(951_782_400), "2000.02.29");
+        assert_eq!(date_of(1_796_083_200), "2026.12.01");
+    }
+
+    #[test]
     fn a_standing_move_shows_last_until_it_is_recorded() {
         let start = Chess::default();
-        let mut game = Game::new(&start);
+        let mut game = Game::new(&start, Tags::unknown("test"));
         let e4 = Move::Normal { role: Role::Pawn, from: Square::E2, capture: None, to: Square::E4, promotion: None };
         assert!(game.show(Some(e4)));
         assert!(!game.show(Some(e4)), "the same move again changes nothing");
-        let flat = |g: &Game| g.to_pgn("test").split_whitespace().collect::<Vec<_>>().join(" ");
+        let flat = |g: &Game| g.to_pgn().split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(flat(&game).ends_with("1. e4 { on the board, not yet completed } *"), "{}", flat(&game));
         // A move that is not legal in the recorded game is not shown.
         let e5 = Move::Normal { role: Role::Pawn, from: Square::E7, capture: None, to: Square::E5, promotion: None };

@@ -16,7 +16,9 @@ the board, marked \"not yet completed\" until the opponent's first touch complet
 `analyse`. When detection falls behind, the oldest frames are dropped and counted; a camera that drops out is \
 reopened every second. Ctrl-C stops and flushes everything.\n\n\
 Exit codes: 0 stopped, 1 a failure while running, 2 bad arguments or a source that cannot be opened.",
-    after_help = "Example:\n  touchmove live --source 0 --calibration calibration/board1.json --out /srv/broadcast/board1"
+    after_help = "Examples:\n  touchmove live --source 0 --calibration calibration/board1.json --out /srv/broadcast/board1\n  \
+                  touchmove live --source rtsp://10.0.0.7/board1 --calibration calibration/board1.json --out /srv/broadcast/board1 \\\n    \
+                  --event \"Club Championship\" --round 5.1 --white \"Doe, Jane\" --black \"Roe, Rick\""
 )]
 pub struct Args {
     /// Camera index, stream URL or file.
@@ -34,7 +36,10 @@ pub struct Args {
 pub fn run(args: &Args) -> Exit {
     let source: Source = args.source.parse().unwrap_or_else(|never| match never {});
     let config = match args.game.config(source, args.output.out.clone(), true, args.output.overlay) {
-        Ok(c) => c,
+        Ok(config) => match args.output.pgn.tags(true) {
+            Ok(tags) => pipeline::Config { tags, ..config },
+            Err(e) => return Exit::BadInput(e),
+        },
         Err(e) => return Exit::BadInput(e),
     };
     match pipeline::run(&config, interrupt_flag(), &mut |_| {}) {

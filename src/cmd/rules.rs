@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use super::Exit;
 use crate::events::{ReadError, Reader};
-use crate::pgn::Game;
+use crate::pgn::{Game, Tags};
 use crate::rules::{Engine, Options, Record, TimeControl};
 
 /// Arguments of `touchmove rules`.
@@ -77,7 +77,7 @@ pub fn run(args: &Args, out: &mut impl Write) -> Exit {
         min_conf: args.min_conf,
     };
     let mut engine = Engine::new(start.clone(), opts);
-    let mut game = Game::new(&start);
+    let mut game = Game::new(&start, Tags::unknown("touchmove rules"));
     let mut records = Vec::new();
     let mut counts = Counts::default();
     let mut status = Exit::Ok;
@@ -102,7 +102,7 @@ pub fn run(args: &Args, out: &mut impl Write) -> Exit {
         }
         // A broadcast polls the PGN: rewrite it after every move.
         if let Some(path) = args.pgn.as_ref().filter(|_| counts.moves > moves_before)
-            && let Err(e) = game.write_atomic(path, "touchmove rules")
+            && let Err(e) = game.write_atomic(path)
         {
             return Exit::Failed(format!("{}: cannot write the PGN: {e}", path.display()));
         }
@@ -114,7 +114,7 @@ pub fn run(args: &Args, out: &mut impl Write) -> Exit {
         }
     }
     if let Some(path) = &args.pgn
-        && let Err(e) = game.write_atomic(path, "touchmove rules")
+        && let Err(e) = game.write_atomic(path)
     {
         return Exit::Failed(format!("{}: cannot write the PGN: {e}", path.display()));
     }

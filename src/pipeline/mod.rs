@@ -63,11 +63,14 @@ pub struct Config {
     pub paced: bool,
     /// Print moves and rulings on stdout as they are decided.
     pub echo: bool,
+    /// The PGN's tags.
+    pub tags: crate::pgn::Tags,
 }
 
 impl Config {
     /// An offline run of `source` into `out`, nothing dropped, the model on 2 threads behind the
-    /// motion gate, the engine's default options, no declarations, no overlay.
+    /// motion gate, the engine's default options, no declarations, no overlay, the PGN's tags
+    /// unknown.
     pub fn offline(source: Source, calibration: Calibration, model: PathBuf, start: Chess, out: PathBuf) -> Config {
         Config {
             source,
@@ -83,6 +86,7 @@ impl Config {
             gate: true,
             paced: false,
             echo: false,
+            tags: crate::pgn::Tags::unknown("touchmove"),
         }
     }
 }

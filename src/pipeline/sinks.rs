@@ -77,7 +77,7 @@ impl Sinks {
             events: create(out.join("events.jsonl"))?,
             rulings: create(out.join("rulings.jsonl"))?,
             track: create(out.join("track.jsonl"))?,
-            game: Game::new(&config.start),
+            game: Game::new(&config.start, config.tags.clone()),
             echo: config.echo,
             layout,
             recent: VecDeque::new(),
@@ -138,7 +138,7 @@ impl Sinks {
         // A move standing on the board shows at once, before the opponent's touch completes it.
         let shown = self.game.show(o.standing);
         if moved || shown {
-            self.game.write_atomic(&pgn, "touchmove").map_err(|e| output_error(&pgn, e))?;
+            self.game.write_atomic(&pgn).map_err(|e| output_error(&pgn, e))?;
         }
         for (w, name) in [(&mut self.events, "events.jsonl"), (&mut self.rulings, "rulings.jsonl"), (&mut self.track, "track.jsonl")] {
             w.flush().map_err(|e| output_error(&self.out.join(name), e))?;
@@ -192,7 +192,7 @@ impl Sinks {
 
     pub(super) fn finish(&mut self, summary: &Summary) -> Result<(), PipelineError> {
         let pgn = self.out.join("game.pgn");
-        self.game.write_atomic(&pgn, "touchmove").map_err(|e| output_error(&pgn, e))?;
+        self.game.write_atomic(&pgn).map_err(|e| output_error(&pgn, e))?;
         if let Some(Some(overlay)) = self.overlay.take() {
             overlay.finish()?;
         }
