@@ -145,6 +145,25 @@ fn a_missing_video_is_bad_input() {
 }
 
 #[test]
+fn the_pgn_carries_the_tags_given_and_a_bad_date_is_bad_input() {
+    let out = std::env::temp_dir().join(format!("touchmove-analyse-{}-tags", std::process::id()));
+    let clip = "fixtures/clips/touch-own-4.3.1";
+    let run = |date: &str| {
+        Command::new(env!("CARGO_BIN_EXE_touchmove"))
+            .args(["analyse", &format!("{clip}/clip.mp4"), "--calibration", &format!("{clip}/calibration.json"), "--out", out.to_str().unwrap()])
+            .args(["--event", "Club \"A\"", "--white", "Doe, Jane", "--date", date])
+            .output()
+            .unwrap()
+    };
+    let bad = run("2026-12-01");
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--date 2026-12-01"), "{}", String::from_utf8_lossy(&bad.stderr));
+    assert!(run("2026.12.??").status.success());
+    let pgn = std::fs::read_to_string(out.join("game.pgn")).unwrap();
+    assert!(pgn.starts_with("[Event \"Club \\\"A\\\"\"]\n[Site \"?\"]\n[Date \"2026.12.??\"]\n[Round \"?\"]\n[White \"Doe, Jane\"]"), "{pgn}");
+}
+
+#[test]
 fn a_calibration_of_another_frame_shape_is_bad_input() {
     let out = std::env::temp_dir().join(format!("touchmove-analyse-{}-shape", std::process::id()));
     let result = Command::new(env!("CARGO_BIN_EXE_touchmove"))
