@@ -10,6 +10,7 @@ pub mod live;
 pub mod monitor;
 pub mod recognise;
 pub mod rules;
+pub mod tags;
 
 use std::process::ExitCode;
 

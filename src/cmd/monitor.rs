@@ -6,14 +6,12 @@ use std::io::BufReader;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::Exit;
 use crate::board::Calibration;
 use crate::capture::Source;
 use crate::detect::DEFAULT_MODEL;
 use crate::events::{Action, Reader};
-use crate::pgn::{self, Tags};
 use crate::pipeline::{Config, PipelineError};
 use crate::rules::{self, TimeControl};
 
@@ -96,45 +94,7 @@ pub struct OutputArgs {
     pub overlay: bool,
     /// The PGN's tags.
     #[command(flatten)]
-    pub pgn: PgnArgs,
-}
-
-/// The tags of `game.pgn` (PGN's seven-tag roster; the result is the game's).
-#[derive(Debug, clap::Args)]
-#[command(next_help_heading = "PGN tags")]
-pub struct PgnArgs {
-    /// The event.
-    #[arg(long, default_value = "touchmove", value_name = "NAME")]
-    pub event: String,
-    /// Where the game is played.
-    #[arg(long, default_value = "?", value_name = "PLACE")]
-    pub site: String,
-    /// The date, YYYY.MM.DD with ? for digits not known (default: today for `live`, unknown
-    /// for `analyse`).
-    #[arg(long, value_name = "YYYY.MM.DD")]
-    pub date: Option<String>,
-    /// The round.
-    #[arg(long, default_value = "?", value_name = "ROUND")]
-    pub round: String,
-    /// White's player, "Surname, Forename" by PGN's convention.
-    #[arg(long, default_value = "?", value_name = "NAME")]
-    pub white: String,
-    /// Black's player.
-    #[arg(long, default_value = "?", value_name = "NAME")]
-    pub black: String,
-}
-
-impl PgnArgs {
-    /// The tags; the message names what is wrong. `live` dates the game today.
-    pub fn tags(&self, live: bool) -> Result<Tags, String> {
-        let date = match &self.date {
-            Some(date) if pgn::is_date(date) => date.clone(),
-            Some(date) => return Err(format!("--date {date}: not a PGN date (YYYY.MM.DD, ? for digits not known)")),
-            None if live => pgn::date_of(SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())),
-            None => Tags::unknown("").date,
-        };
-        Ok(Tags { event: self.event.clone(), site: self.site.clone(), date, round: self.round.clone(), white: self.white.clone(), black: self.black.clone() })
-    }
+    pub pgn: super::tags::PgnArgs,
 }
 
 /// The exit status of a run that failed: a source that cannot be read, or whose frames the

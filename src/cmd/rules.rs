@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use super::Exit;
 use crate::events::{ReadError, Reader};
-use crate::pgn::{Game, Tags};
+use crate::pgn::Game;
 use crate::rules::{Engine, Options, Record, TimeControl};
 
 /// Arguments of `touchmove rules`.
@@ -50,6 +50,9 @@ pub struct Args {
     /// after every move, so a broadcast can poll it while events stream in.
     #[arg(long, value_name = "FILE")]
     pub pgn: Option<PathBuf>,
+    /// The PGN's tags.
+    #[command(flatten)]
+    pub tags: super::tags::PgnArgs,
 }
 
 /// Runs the command, printing JSON Lines to `out`.
@@ -77,7 +80,11 @@ pub fn run(args: &Args, out: &mut impl Write) -> Exit {
         min_conf: args.min_conf,
     };
     let mut engine = Engine::new(start.clone(), opts);
-    let mut game = Game::new(&start, Tags::unknown("touchmove rules"));
+    let tags = match args.tags.tags(false) {
+        Ok(tags) => tags,
+        Err(e) => return Exit::BadInput(e),
+    };
+    let mut game = Game::new(&start, tags);
     let mut records = Vec::new();
     let mut counts = Counts::default();
     let mut status = Exit::Ok;
