@@ -20,8 +20,8 @@ pub struct Tags {
     pub event: String,
     /// Where it is played.
     pub site: String,
-    /// When: `YYYY.MM.DD`, `?` for each digit not known.
-    pub date: String,
+    /// When.
+    pub date: Date,
     /// The round.
     pub round: String,
     /// White's player.
@@ -34,29 +34,49 @@ impl Tags {
     /// Tags of `event`, the rest unknown.
     pub fn unknown(event: &str) -> Tags {
         let q = || "?".to_string();
-        Tags { event: event.into(), site: q(), date: "????.??.??".into(), round: q(), white: q(), black: q() }
+        Tags { event: event.into(), site: q(), date: Date::unknown(), round: q(), white: q(), black: q() }
     }
 }
 
-/// Whether `date` is a PGN date: `YYYY.MM.DD`, any digit possibly `?`.
-pub fn is_date(date: &str) -> bool {
-    let b = date.as_bytes();
-    b.len() == 10 && b.iter().enumerate().all(|(i, &c)| if i == 4 || i == 7 { c == b'.' } else { c.is_ascii_digit() || c == b'?' })
+/// A PGN date: `YYYY.MM.DD`, any digit `?` where not known.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Date(String);
+
+impl Date {
+    /// The date not known: `????.??.??`.
+    pub fn unknown() -> Date {
+        Date("????.??.??".into())
+    }
+
+    /// The day `unix_seconds` falls on, in UTC.
+    pub fn of_unix(unix_seconds: u64) -> Date {
+        // Days to a civil date (proleptic Gregorian), after Howard Hinnant's `civil_from_days`.
+        let z = (unix_seconds / 86_400) as i64 + 719_468;
+        let era = z.div_euclid(146_097);
+        let doe = z.rem_euclid(146_097);
+        let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        let mp = (5 * doy + 2) / 153;
+        let day = doy - (153 * mp + 2) / 5 + 1;
+        let month = if mp < 10 { mp + 3 } else { mp - 9 };
+        let year = yoe + era * 400 + i64::from(month <= 2);
+        Date(format!("{year:04}.{month:02}.{day:02}"))
+    }
+
+    /// As PGN writes it.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
 }
 
-/// The PGN date of the day `unix_seconds` falls on, in UTC.
-pub fn date_of(unix_seconds: u64) -> String {
-    // Days to a civil date (proleptic Gregorian), after Howard Hinnant's `civil_from_days`.
-    let z = (unix_seconds / 86_400) as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}.{month:02}.{day:02}")
+impl std::str::FromStr for Date {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Date, String> {
+        let b = text.as_bytes();
+        let shaped = b.len() == 10 && b.iter().enumerate().all(|(i, &c)| if i == 4 || i == 7 { c == b'.' } else { c.is_ascii_digit() || c == b'?' });
+        if shaped { Ok(Date(text.into())) } else { Err("not a PGN date (YYYY.MM.DD, ? for digits not known)".into()) }
+    }
 }
 
 /// A game being recorded from the engine's output.
@@ -123,7 +143,7 @@ impl Game {
         let tags = [
             ("Event", t.event.as_str()),
             ("Site", &t.site),
-            ("Date", &t.date),
+            ("Date", t.date.as_str()),
             ("Round", &t.round),
             ("White", &t.white),
             ("Black", &t.black),
@@ -217,14 +237,18 @@ mod tests {
 
     #[test]
     fn tags_are_written_escaped_and_dates_checked() {
-        let tags = Tags { event: "Club \"A\" final".into(), white: "Carlsen, Magnus".into(), date: "2026.12.01".into(), ..Tags::unknown("x") };
+        let tags = Tags { event: "Club \"A\" final".into(), white: "Carlsen, Magnus".into(), date: "2026.12.01".parse().unwrap(), ..Tags::unknown("x") };
         let pgn = Game::new(&Chess::default(), tags).to_pgn();
         assert!(pgn.starts_with("[Event \"Club \\\"A\\\" final\"]\n[Site \"?\"]\n[Date \"2026.12.01\"]\n[Round \"?\"]\n[White \"Carlsen, Magnus\"]"), "{pgn}");
-        assert!(is_date("2026.12.01") && is_date("????.??.??") && is_date("2026.??.??"));
-        assert!(!is_date("2026-12-01") && !is_date("26.12.01") && !is_date("2026.12.1x"));
-        assert_eq!(date_of(0), "1970.01.01");
-        assert_eq!(date_of(951_782_400), "2000.02.29");
-        assert_eq!(date_of(1_796_083_200), "2026.12.01");
+        for good in ["2026.12.01", "????.??.??", "2026.??.??"] {
+            assert_eq!(good.parse::<Date>().map(|d| d.as_str().to_string()), Ok(good.to_string()));
+        }
+        for bad in ["2026-12-01", "26.12.01", "2026.12.1x"] {
+            assert!(bad.parse::<Date>().is_err(), "{bad}");
+        }
+        assert_eq!(Date::of_unix(0).as_str(), "1970.01.01");
+        assert_eq!(Date::of_unix(951_782_400).as_str(), "2000.02.29");
+        assert_eq!(Date::of_unix(1_796_083_200).as_str(), "2026.12.01");
     }
 
     #[test]

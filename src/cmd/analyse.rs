@@ -44,10 +44,7 @@ pub fn run(args: &Args) -> Exit {
         return Exit::BadInput(format!("{}: no such file", args.video.display()));
     }
     let config = match args.game.config(Source::File(args.video.clone()), args.output.out.clone(), false, args.output.overlay) {
-        Ok(config) => match args.output.pgn.tags(false) {
-            Ok(tags) => pipeline::Config { tags, ..config },
-            Err(e) => return Exit::BadInput(e),
-        },
+        Ok(config) => pipeline::Config { tags: args.output.pgn.tags(false), ..config },
         Err(e) => return Exit::BadInput(e),
     };
     let total = opencv::videoio::VideoCapture::from_file(&args.video, opencv::videoio::CAP_ANY)

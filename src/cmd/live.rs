@@ -36,10 +36,7 @@ pub struct Args {
 pub fn run(args: &Args) -> Exit {
     let source: Source = args.source.parse().unwrap_or_else(|never| match never {});
     let config = match args.game.config(source, args.output.out.clone(), true, args.output.overlay) {
-        Ok(config) => match args.output.pgn.tags(true) {
-            Ok(tags) => pipeline::Config { tags, ..config },
-            Err(e) => return Exit::BadInput(e),
-        },
+        Ok(config) => pipeline::Config { tags: args.output.pgn.tags(true), ..config },
         Err(e) => return Exit::BadInput(e),
     };
     match pipeline::run(&config, interrupt_flag(), &mut |_| {}) {

@@ -80,11 +80,7 @@ pub fn run(args: &Args, out: &mut impl Write) -> Exit {
         min_conf: args.min_conf,
     };
     let mut engine = Engine::new(start.clone(), opts);
-    let tags = match args.tags.tags(false) {
-        Ok(tags) => tags,
-        Err(e) => return Exit::BadInput(e),
-    };
-    let mut game = Game::new(&start, tags);
+    let mut game = Game::new(&start, args.tags.tags(false));
     let mut records = Vec::new();
     let mut counts = Counts::default();
     let mut status = Exit::Ok;

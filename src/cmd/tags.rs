@@ -2,7 +2,7 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::pgn::{self, Tags};
+use crate::pgn::{Date, Tags};
 
 /// The tags of the PGN written (PGN's seven-tag roster; the result is the game's).
 #[derive(Debug, clap::Args)]
@@ -17,7 +17,7 @@ pub struct PgnArgs {
     /// The date, YYYY.MM.DD with ? for digits not known (default: today for `live`, else
     /// unknown).
     #[arg(long, value_name = "YYYY.MM.DD")]
-    pub date: Option<String>,
+    pub date: Option<Date>,
     /// The round.
     #[arg(long, default_value = "?", value_name = "ROUND")]
     pub round: String,
@@ -30,14 +30,13 @@ pub struct PgnArgs {
 }
 
 impl PgnArgs {
-    /// The tags; the message names what is wrong. `live` dates the game today.
-    pub fn tags(&self, live: bool) -> Result<Tags, String> {
+    /// The tags; `live` dates the game today where no date is given.
+    pub fn tags(&self, live: bool) -> Tags {
         let date = match &self.date {
-            Some(date) if pgn::is_date(date) => date.clone(),
-            Some(date) => return Err(format!("--date {date}: not a PGN date (YYYY.MM.DD, ? for digits not known)")),
-            None if live => pgn::date_of(SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())),
-            None => Tags::unknown("").date,
+            Some(date) => date.clone(),
+            None if live => Date::of_unix(SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())),
+            None => Date::unknown(),
         };
-        Ok(Tags { event: self.event.clone(), site: self.site.clone(), date, round: self.round.clone(), white: self.white.clone(), black: self.black.clone() })
+        Tags { event: self.event.clone(), site: self.site.clone(), date, round: self.round.clone(), white: self.white.clone(), black: self.black.clone() }
     }
 }
