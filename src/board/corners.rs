@@ -124,8 +124,12 @@ fn place(gray: &Mat, points: &[(f64, f64)], cols: i32, rows: i32) -> Result<Homo
 /// `units_to_image` puts in the one-channel image `gray`: opposite quadrants alike,
 /// neighbouring quadrants different, alternating from corner to corner.
 pub fn junctions(gray: &Mat, units_to_image: &Homography) -> Result<f64, BoardError> {
-    let corners = inner_corners(gray, units_to_image)?;
-    Ok((corners.iter().map(|c| c.contrast).sum::<f64>() / 49.0).abs())
+    Ok(junction_score(&inner_corners(gray, units_to_image)?))
+}
+
+/// The mean X-junction contrast of the 49 inner corners (see [`junctions`]).
+fn junction_score(corners: &[Corner]) -> f64 {
+    (corners.iter().map(|c| c.contrast).sum::<f64>() / 49.0).abs()
 }
 
 /// An inner corner of the board's grid, as seen in an image.
@@ -184,9 +188,9 @@ fn inner_corners(gray: &Mat, units_to_image: &Homography) -> Result<Vec<Corner>,
 /// the far edge of the board to extrapolation; this brings in every corner the pieces leave
 /// visible. A refit that weakens the junctions is not kept.
 fn refine(gray: &Mat, mut h: Homography) -> Result<Homography, BoardError> {
-    let mut score = junctions(gray, &h)?;
+    let mut corners = inner_corners(gray, &h)?;
+    let mut score = junction_score(&corners);
     for _ in 0..REFINE_ROUNDS {
-        let corners = inner_corners(gray, &h)?;
         let sign = corners.iter().map(|c| c.contrast).sum::<f64>().signum();
         let strongest = corners.iter().map(|c| c.contrast * sign).fold(0.0, f64::max);
         let grid: Vec<(f64, f64)> = corners
@@ -220,11 +224,12 @@ fn refine(gray: &Mat, mut h: Homography) -> Result<Homography, BoardError> {
             break;
         }
         let refit = Homography::fit_robust(&from, &to, 0.1 * smallest)?;
-        let refit_score = junctions(gray, &refit)?;
+        let refit_corners = inner_corners(gray, &refit)?;
+        let refit_score = junction_score(&refit_corners);
         if refit_score < score {
             break;
         }
-        (h, score) = (refit, refit_score);
+        (h, corners, score) = (refit, refit_corners, refit_score);
     }
     Ok(h)
 }
