@@ -23,12 +23,14 @@
 //!   a player moves one piece at a time, and the readings lose pieces in an arm's shadow (the
 //!   events wait, a few seconds at most, until the readings tell);
 //! - a player's own piece still in a hand when the opponent lifts a piece of theirs, or when
-//!   the hand leaves the board, was set down where the readings could not see it (cut off at
-//!   the picture's edge): on the square, among those it could go to, whose readings have turned
-//!   most towards a piece since it was lifted, if any has clearly; a `release` there with
-//!   [`UNSEEN_CONF`]; the piece stays there, whatever the readings show, until a piece of its
-//!   colour appears where no held piece but it could go: a `lift` from its square and a
-//!   `release` there; or until a hand leaves with an opponent's piece it lifted, its square
+//!   the hand leaves the board, or any held piece when a piece of the other colour that it
+//!   could not capture is lifted (whatever side the hands were given: one person may play
+//!   both sides, an arm may come over a side edge), was set down where the readings could not
+//!   see it (cut off at the picture's edge): on the square, among those it could go to, whose
+//!   readings have turned most towards a piece since it was lifted, if any has clearly; a
+//!   `release` there with [`UNSEEN_CONF`]; the piece stays there, whatever the readings show,
+//!   until a piece of its colour appears where no held piece but it could go: a `lift` from its
+//!   square and a `release` there; or until a hand leaves with an opponent's piece it lifted, its square
 //!   reading more occupied than not since, and it is the one such piece that could go there:
 //!   it captured (a `lift` and a `release`, with [`UNSEEN_CONF`]);
 //! - a held piece that the readings glimpse through the hand still over it (see
@@ -319,8 +321,15 @@ impl Interpreter {
         // one in a hand that leaves the board, rather than carried off, if the readings tell
         // where.
         match obs {
-            Observation::Change { sq, to: None, hand: Some(by) } if self.board.piece_at(sq).is_some_and(|p| p.color == by.side) && !self.holds(by.side) => {
-                self.set_down_unseen(t, |h| h.hand.side != by.side && h.piece.color == h.hand.side, squares, out);
+            Observation::Change { sq, to: None, hand: Some(by) } if let Some(lifted) = self.board.piece_at(sq) => {
+                if lifted.color == by.side && !self.holds(by.side) {
+                    self.set_down_unseen(t, |h| h.hand.side != by.side && h.piece.color == h.hand.side, squares, out);
+                }
+                // Whichever side the hands were given (one person playing both sides, an arm
+                // over a side edge): a held piece of the other colour that could not capture
+                // the lifted one was set down before it was lifted.
+                let board = self.board.clone();
+                self.set_down_unseen(t, |h| h.piece.color != lifted.color && !could_capture(h.piece, h.from, sq, lifted, &board), squares, out);
             }
             Observation::Left { hand, .. } => {
                 self.set_down_unseen(t, |h| h.hand == hand && h.piece.color == hand.side, squares, out);
@@ -589,6 +598,13 @@ fn not_together(a: Piece, b: Piece) -> bool {
 /// Whether `piece` on `from` could go to `to` on `board` (as `board` stands before it moves, in
 /// the piece's own way: pawns forward or one square diagonally, kings one square or two along
 /// their rank to castle).
+/// Whether `piece` on `from` could take `victim` on `sq`: move there, or (a pawn beside it on
+/// its rank) take it en passant.
+fn could_capture(piece: Piece, from: Square, sq: Square, victim: Piece, board: &Board) -> bool {
+    let en_passant = piece.role == Role::Pawn && victim.role == Role::Pawn && from.rank() == sq.rank() && from.distance(sq) == 1;
+    en_passant || could_move(piece, from, sq, board)
+}
+
 fn could_move(piece: Piece, from: Square, to: Square, board: &Board) -> bool {
     let forward = |rank: i32| if piece.color == Color::White { rank } else { -rank };
     let (files, ranks) = (i32::from(to.file()) - i32::from(from.file()), i32::from(to.rank()) - i32::from(from.rank()));

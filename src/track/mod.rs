@@ -605,13 +605,15 @@ mod tests {
         // picture's edge: the readings there only turn a little from empty. Black then plays
         // Nc6, and White Qh4 (or, with `capture`, Qxf7: the queen on f7 reads half empty, half
         // a black pawn, the case of the real overhead clip). `rise` is the occupied probability
-        // read on h5 once the queen is there.
+        // read on h5 once the queen is there. With `one_player`, the knight is moved by an arm
+        // across White's edge (one person playing both sides, as in the real overhead clip):
+        // the tracker gives that hand to White.
         let start: Board = "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2".parse::<shakmaty::fen::Fen>().unwrap().as_setup().board.clone();
         let lifted = without(&start, &[Square::D1]);
         let b8_lifted = without(&lifted, &[Square::B8]);
         let mut c6 = b8_lifted.clone();
         c6.set_piece_at(Square::C6, Piece::from_char('n').unwrap());
-        let run = |rise: f32, capture: bool| {
+        let run = |rise: f32, capture: bool, one_player: bool| {
             let mut tracker = Tracker::new(start.clone(), Options::default());
             let (mut out, mut t) = (Vec::new(), 0.0);
             // 1.5 s of the start, then the queen lifted by White's hand over d1.
@@ -625,8 +627,10 @@ mod tests {
                     r.squares[Square::H5 as usize].classes[0] = 1.0 - rise;
                     r.squares[Square::H5 as usize].classes[piece_class(Piece::from_char('Q'))] = rise;
                     arm(&mut r.hands.white, 51, 27..=53);
-                    if black_arm {
-                        arm(&mut r.hands.black, 12, 0..=8);
+                    match (black_arm, one_player) {
+                        (true, false) => arm(&mut r.hands.black, 12, 0..=8),
+                        (true, true) => arm(&mut r.hands.white, 12, 4..=53),
+                        (false, _) => {}
                     }
                 });
             };
@@ -667,7 +671,7 @@ mod tests {
             tracker.finish(&mut out);
             out
         };
-        let out = run(0.1, false);
+        let out = run(0.1, false, false);
         let got: Vec<(String, &str, Option<Square>)> = out.iter().map(|e| (e.hand.to_string(), e.action.name(), e.action.square())).collect();
         let want = [
             ("w2", "lift", Some(Square::D1)),
@@ -680,12 +684,17 @@ mod tests {
         assert_eq!(got, want.map(|(h, a, sq)| (h.to_string(), a, sq)), "{out:?}");
         assert_eq!(out[1].conf, Some(interpret::UNSEEN_CONF));
         // Readings that never turned: the queen stays in the hand, nowhere to put it.
-        let out = run(0.0, false);
+        let out = run(0.0, false, false);
         assert_eq!(actions(&out)[..3], [("lift", Some(Square::D1)), ("lift", Some(Square::B8)), ("release", Some(Square::C6))], "{out:?}");
         // The pawn on f7 leaves in a hand, and f7 then reads occupied as much as not: the queen,
         // out of sight on h5 and the only piece that could go there, took it.
-        let out = run(0.1, true);
+        let out = run(0.1, true, false);
         assert_eq!(actions(&out)[4..], [("lift", Some(Square::F7)), ("lift", Some(Square::H5)), ("release", Some(Square::F7)), ("remove", None)], "{out:?}");
+        // The knight lifted by a hand taken for White's: the queen, which could not take it,
+        // was set down before; not still in hand, to be put aside when its hand leaves.
+        let out = run(0.1, false, true);
+        assert_eq!(actions(&out)[..4], [("lift", Some(Square::D1)), ("release", Some(Square::H5)), ("lift", Some(Square::B8)), ("release", Some(Square::C6))], "{out:?}");
+        assert_eq!(out[1].conf, Some(interpret::UNSEEN_CONF));
     }
 
     #[test]
