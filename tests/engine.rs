@@ -65,6 +65,21 @@ fn illegal_castling_completed_with_the_rook_is_an_illegal_move() {
 }
 
 #[test]
+fn an_illegal_move_the_tracker_is_unsure_of_is_left_to_the_arbiter_and_not_counted() {
+    // The queen "released" on a7 (a7 pawn misread as a white queen), twice: with the release
+    // at conf 0.5, each is a judgement, and the second is not a second illegal move (7.5.5).
+    let fen = "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2";
+    let unsure = "1 w1 lift d1\n2 w1 release a7 conf=0.5\n3 w1 press\n4 w1 lift a7\n5 w1 release a7 conf=0.5\n6 w1 press";
+    let out = run(fen, CLOCK, unsure);
+    let rulings: Vec<&touchmove::rules::Ruling> = out.iter().filter_map(|r| if let Record::Ruling(r) = r { Some(r) } else { None }).collect();
+    assert!(!rulings.is_empty() && rulings.iter().all(|r| r.verdict.as_str() == "judgement" && r.article.to_string() == "7.5.1"), "{:?}", summary(&out));
+    assert!(rulings.iter().all(|r| r.text.contains("confidence 0.50") && !r.text.contains("loses")), "{rulings:?}");
+    // Sure of it: an illegal move.
+    let out = run(fen, CLOCK, "1 w1 lift d1\n2 w1 release a7\n3 w1 press");
+    assert_eq!(summary(&out)[..2], ["warning: queen released on a7, where Black's pawn stood; that piece is taken as captured.", "illegal 7.5.1"]);
+}
+
+#[test]
 fn without_a_clock_the_opponents_first_touch_completes_the_move() {
     let opts = Options { clock: false, ..CLOCK };
     let out = run(ITALIAN, opts, "1 w1 lift f3\n2 w1 release g5\n5 b1 touch d7\n6 b1 lift d7\n7 b1 release d5");

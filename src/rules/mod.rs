@@ -109,6 +109,10 @@ struct Turn {
     /// The board as it stood at the last ruling on an unmade move (an illegal move, unfinished
     /// castling), so the end of the input does not rule on it twice.
     ruled_board: Option<shakmaty::Board>,
+    /// Squares where a piece was set down by an event the tracker was unsure of (`conf` under
+    /// `Options::min_conf`), with that confidence: an illegal move resting on one is left to the
+    /// arbiter.
+    unsure_set_down: Vec<(Square, f32)>,
 }
 
 /// A hand that handled a piece in the move in progress.
@@ -387,6 +391,7 @@ impl Engine {
                 if let Some(under) = self.phys.put(sq, p) {
                     self.warn(ev.t, format!("{} released on {sq}, where {} stood; that piece is taken as captured.", describe::role(p.piece.role), describe::piece(under.piece, hand.side)), out);
                 }
+                self.set_down(sq, ev);
                 self.handled(ev);
                 if !made {
                     self.released(sq, p);
@@ -419,12 +424,21 @@ impl Engine {
                 if let Some(under) = self.phys.put(sq, Tracked { piece, origin: None }) {
                     self.warn(ev.t, format!("{} placed on {sq}, where {} stood; that piece is taken off the board.", describe::role(piece.role), describe::piece(under.piece, hand.side)), out);
                 }
+                self.set_down(sq, ev);
                 self.handled(ev);
                 if !made {
                     self.promotion_piece(sq, piece);
                 }
                 self.board_changed(ev, out);
             }
+        }
+    }
+
+    /// Remembers how sure the tracker was that `ev` set a piece down on `sq`.
+    fn set_down(&mut self, sq: Square, ev: &Event) {
+        self.turn.unsure_set_down.retain(|&(s, _)| s != sq);
+        if let Some(Doubt::LowConfidence(c)) = self.confidence_doubt(ev) {
+            self.turn.unsure_set_down.push((sq, c));
         }
     }
 
@@ -818,7 +832,15 @@ impl Engine {
                     describe::side(me),
                     describe::role(role)
                 );
-                self.illegal(t, Article::A7_5_1, ob.moves().to_vec(), text, ev, out);
+                // Vision unsure the piece was set down there (a piece of the other colour read
+                // as it, a hand read as a piece): for the arbiter, and no illegal move counted.
+                match self.turn.unsure_set_down.iter().find(|&&(sq, _)| sq == to) {
+                    Some(&(_, c)) => {
+                        let text = format!("{text} The arbiter decides: the tracker is unsure the {} was set down on {to} at all (confidence {c:.2}).", describe::role(role));
+                        self.rule(t, Verdict::Judgement, Article::A7_5_1, me, ob.moves().to_vec(), text, ev, out);
+                    }
+                    None => self.illegal(t, Article::A7_5_1, ob.moves().to_vec(), text, ev, out),
+                }
                 self.turn.ruled_board = Some(self.phys.board().clone());
                 if how == Completion::Opponent {
                     self.resync(t, me.other(), format!("{} played on after {}'s illegal move", describe::side(me.other()), describe::side(me)), out);
