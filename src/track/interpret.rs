@@ -7,8 +7,9 @@
 //! - a piece appearing is a `release` by the hand holding that piece (the hand seen there
 //!   first, then any hand; a piece of the other colour in the hand seen there when no hand
 //!   holds one of the colour read; with no hand seen there, a held piece of its colour that
-//!   could go there; not a piece that could not go there, where only the other player's hand
-//!   is seen), or else, on the last rank of its colour's pawns, a `place` of a promotion piece
+//!   could go there, else the held piece lifted from there, whatever colour read; not a piece
+//!   that could not go there, where only the other player's hand is seen), or else, on the
+//!   last rank of its colour's pawns, a `place` of a promotion piece
 //!   from off the board (elsewhere no piece comes from off the board: the hand itself, or its
 //!   shadow, was read as a piece);
 //! - a pawn released on the last rank waits there to be exchanged; if it is not lifted again
@@ -438,9 +439,18 @@ impl Interpreter {
                 let holder = match (from, to, hand) {
                     // A piece appearing where no hand was seen: pieces do not arrive on their
                     // own, unless a hand holds one of its colour that could go there, or that
-                    // stood there (the model lost the hand, not the piece): that one.
+                    // stood there (the model lost the hand, not the piece): that one. Failing
+                    // those, a held piece lifted from there, whatever colour the model reads
+                    // (the least sure of its readings): it is back.
                     (None, Some(seen), None) => {
-                        let Some(i) = self.held.iter().rposition(|h| h.piece.color == seen.color && (h.from == sq || could_move(h.piece, h.from, sq, &self.board))) else { return };
+                        let Some(i) = self
+                            .held
+                            .iter()
+                            .rposition(|h| h.piece.color == seen.color && (h.from == sq || could_move(h.piece, h.from, sq, &self.board)))
+                            .or_else(|| self.held.iter().rposition(|h| h.from == sq))
+                        else {
+                            return;
+                        };
                         Some(i)
                     }
                     (_, Some(seen), _) => self.holder(sq, seen, hand),

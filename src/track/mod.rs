@@ -698,6 +698,34 @@ mod tests {
     }
 
     #[test]
+    fn a_lifted_piece_back_on_its_square_in_the_other_colour_is_put_back() {
+        // After 1.e4, Black's arm comes down the e-file; the readings lose the a7 pawn for a
+        // moment and give it back as a white pawn (a dark wooden set, blurred), where no hand
+        // is; Black plays e5.
+        let start: Board = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1".parse::<shakmaty::fen::Fen>().unwrap().as_setup().board.clone();
+        let a7_lost = without(&start, &[Square::A7]);
+        let e7_lifted = without(&a7_lost, &[Square::E7]);
+        let mut a7_white = e7_lifted.clone();
+        a7_white.set_piece_at(Square::A7, Piece::from_char('P').unwrap());
+        let mut e5 = a7_white.clone();
+        e5.set_piece_at(Square::E5, Piece::from_char('p').unwrap());
+        let mut tracker = Tracker::new(start.clone(), Options::default());
+        tracker.expect(Color::Black);
+        let (mut out, mut t) = (Vec::new(), 0.0);
+        for (board, arm_over) in [(&start, false), (&start, true), (&a7_lost, true), (&e7_lifted, true), (&a7_white, true), (&e5, true), (&e5, false)] {
+            feed_edited(&mut tracker, &mut t, board, 6, &mut out, |r| {
+                if arm_over {
+                    arm(&mut r.hands.black, 30, 0..=26);
+                }
+            });
+        }
+        tracker.finish(&mut out);
+        let want = [("lift", Some(Square::A7)), ("lift", Some(Square::E7)), ("release", Some(Square::A7)), ("release", Some(Square::E5))];
+        assert_eq!(actions(&out), want, "{out:?}");
+        assert!(out.iter().all(|e| e.hand.side == Color::Black), "{out:?}");
+    }
+
+    #[test]
     fn an_unsure_square_no_hand_came_near_does_not_hold_the_events_back() {
         // a7 reads half empty, half a pawn, from the start and all along; White plays Nf3.
         let start = Board::default();
