@@ -420,7 +420,7 @@ mod tests {
         let out = play(&start, &[(&start, G_FILE), (&phantom, G_FILE), (&start, G_FILE), (&start, None)]);
         assert!(out.is_empty(), "{out:?}");
         // A queen set on the last rank with no piece in hand is a promotion piece put down.
-        let start: Board = "8/4P1k1/8/8/8/8/6K1/8".parse::<shakmaty::fen::Fen>().unwrap().as_setup().board.clone();
+        let start = board_of("8/4P1k1/8/8/8/8/6K1/8");
         let mut promoted = start.clone();
         promoted.set_piece_at(Square::G8, Piece::from_char('Q').unwrap());
         let mut tracker = Tracker::new(start.clone(), Options::default());
@@ -437,7 +437,7 @@ mod tests {
     fn a_held_piece_is_not_set_down_where_it_cannot_go_under_the_other_players_hand() {
         // Black's king leaves g7 for h6; meanwhile White's hand rests on b3 and is read as a
         // black piece there. The king cannot reach b3, and no Black hand is there: a misread.
-        let start: Board = "8/6k1/8/8/8/8/6K1/8".parse::<shakmaty::fen::Fen>().unwrap().as_setup().board.clone();
+        let start = board_of("8/6k1/8/8/8/8/6K1/8");
         let lifted = without(&start, &[Square::G7]);
         let mut misread = lifted.clone();
         misread.set_piece_at(Square::B3, Piece::from_char('k').unwrap());
@@ -536,6 +536,11 @@ mod tests {
         events.iter().map(|e| (e.action.name(), e.action.square())).collect()
     }
 
+    /// The board of a FEN (its piece placement, or a whole FEN).
+    fn board_of(fen: &str) -> Board {
+        fen.parse::<shakmaty::fen::Fen>().unwrap().as_setup().board.clone()
+    }
+
     /// `board` with `squares` emptied.
     fn without(board: &Board, squares: &[Square]) -> Board {
         let mut board = board.clone();
@@ -558,7 +563,7 @@ mod tests {
         // readings show it on f3 (unsure, the square partly covered) for `glimpse` readings;
         // f3 then reads empty, and the knight stands on e2 (or, with no empty f3 read between,
         // on f3, where it stays).
-        let start: Board = "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2".parse::<shakmaty::fen::Fen>().unwrap().as_setup().board.clone();
+        let start = board_of("rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2");
         let lifted = without(&start, &[Square::G1]);
         let knight = Piece::from_char('N').unwrap();
         let run = |glimpse: usize, to: Square| {
@@ -608,7 +613,7 @@ mod tests {
         // read on h5 once the queen is there. With `one_player`, the knight is moved by an arm
         // across White's edge (one person playing both sides, as in the real overhead clip):
         // the tracker gives that hand to White.
-        let start: Board = "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2".parse::<shakmaty::fen::Fen>().unwrap().as_setup().board.clone();
+        let start = board_of("rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2");
         let lifted = without(&start, &[Square::D1]);
         let b8_lifted = without(&lifted, &[Square::B8]);
         let mut c6 = b8_lifted.clone();
@@ -702,7 +707,7 @@ mod tests {
         // After 1.e4, Black's arm comes down the e-file; the readings lose the a7 pawn for a
         // moment and give it back as a white pawn (a dark wooden set, blurred), where no hand
         // is; Black plays e5.
-        let start: Board = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1".parse::<shakmaty::fen::Fen>().unwrap().as_setup().board.clone();
+        let start = board_of("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1");
         let a7_lost = without(&start, &[Square::A7]);
         let e7_lifted = without(&a7_lost, &[Square::E7]);
         let mut a7_white = e7_lifted.clone();
@@ -849,7 +854,7 @@ mod tests {
 
     #[test]
     fn a_pawn_set_on_the_last_rank_waits_for_its_exchange() {
-        let board = |fen: &str| fen.parse::<shakmaty::fen::Fen>().unwrap().as_setup().board.clone();
+        let board = board_of;
         let start = board("8/4P1k1/8/8/8/8/6K1/8");
         let lifted = board("8/6k1/8/8/8/8/6K1/8");
         // The model never saw a pawn on the last rank: it reads the pawn set on e8 as a queen.
@@ -937,7 +942,7 @@ mod tests {
 
     #[test]
     fn a_hand_back_alone_with_the_other_number_is_in_doubt() {
-        let board = |fen: &str| fen.parse::<shakmaty::fen::Fen>().unwrap().as_setup().board.clone();
+        let board = board_of;
         let start = Board::default();
         let g1_gone = board("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKB1R");
         let on_f3 = board("rnbqkbnr/pppppppp/8/8/8/5N2/PPPPPPPP/RNBQKB1R");
