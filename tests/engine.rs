@@ -80,6 +80,19 @@ fn an_illegal_move_the_tracker_is_unsure_of_is_left_to_the_arbiter_and_not_count
 }
 
 #[test]
+fn a_hand_taken_for_the_other_players_that_moves_the_movers_piece_is_the_movers() {
+    // One person playing both sides: the hand that played e5 goes on to play Qh5 for White.
+    let fen = "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2";
+    let opts = Options { clock: false, ..CLOCK };
+    let out = run(fen, opts, "1 b1 lift d1\n2 b1 release h5\n3 b1 lift b8\n4 b1 release c6");
+    assert_eq!(summary(&out), ["warning: b1 lifted White's queen on d1 while White has the move: taken as White's hand.", "move Qh5", "move Nc6"]);
+    // A piece Black could take (the e4 pawn, by ...d5xe4): Black's move, the turn missed.
+    let fen = "rnbqkbnr/ppp1pppp/8/3p4/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2";
+    let out = run(fen, opts, "1 b1 lift e4\n2 b1 lift d5\n3 b1 release e4");
+    assert!(summary(&out)[0].starts_with("warning: Black moved a piece while White had the move"), "{:?}", summary(&out));
+}
+
+#[test]
 fn without_a_clock_the_opponents_first_touch_completes_the_move() {
     let opts = Options { clock: false, ..CLOCK };
     let out = run(ITALIAN, opts, "1 w1 lift f3\n2 w1 release g5\n5 b1 touch d7\n6 b1 lift d7\n7 b1 release d5");

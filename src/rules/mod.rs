@@ -209,9 +209,12 @@ impl Engine {
     /// opponent's move: the tracker gives a hand the side of the board edge its arm comes from,
     /// which is wrong for a player reaching round the board, or for one person playing both
     /// sides (footage cut to the playing area shows no arm at all). A piece the move captures
-    /// is not such a lift: until it is off the board (en passant), the move is not made. The
-    /// hand goes by the opponent's id until it has set that move's piece down; a warning says
-    /// so.
+    /// is not such a lift: until it is off the board (en passant), the move is not made. So
+    /// does a hand of the player not to move that lifts a piece of the mover's, one none of its
+    /// player's pieces could take, before the mover has moved or holds a piece: no player moves
+    /// the opponent's pieces for them (one that could take it may be that player's move, the
+    /// turn missed). The hand goes by the other id until it has set that move's piece down; a
+    /// warning says so.
     fn reside(&mut self, ev: &Event, out: &mut Vec<Record>) -> Event {
         if let Some((hand, by)) = self.resided
             && ev.hand == hand
@@ -220,6 +223,23 @@ impl Engine {
         }
         let mover = self.pos.turn();
         let Action::Lift(sq) = ev.action else { return *ev };
+        let board = self.pos.board();
+        if ev.hand.side != mover
+            && !self.phys.holds(ev.hand)
+            && !self.phys.side_holds_own(mover)
+            && self.phys.board() == board
+            && board.attacks_to(sq, mover.other(), board.occupied()).is_empty()
+            && let Some(p) = self.phys.at(sq).filter(|p| p.piece.color == mover)
+        {
+            let by = Hand { side: mover, number: ev.hand.number };
+            self.warn(
+                ev.t,
+                format!("{} lifted {} on {sq} while {} has the move: taken as {}'s hand.", ev.hand, describe::piece(p.piece, mover.other()), describe::side(mover), describe::side(mover)),
+                out,
+            );
+            self.resided = Some((ev.hand, by));
+            return Event { hand: by, ..*ev };
+        }
         let made = self.turn.made.is_some() && self.turn.deviated_at.is_none();
         if !made || ev.hand.side != mover || self.phys.holds(ev.hand) || self.phys.side_holds_own(mover) {
             return *ev;
