@@ -9,16 +9,17 @@
 //!   holds one of the colour read; with no hand seen there, a held piece of its colour that
 //!   could go there, else the held piece lifted from there, whatever colour read; not a piece
 //!   that could not go there, where only the other player's hand is seen), or else, on the
-//!   last rank of its colour's pawns, a `place` of a promotion piece
-//!   from off the board (elsewhere no piece comes from off the board: the hand itself, or its
-//!   shadow, was read as a piece);
+//!   last rank of its colour's pawns beside one lifted from (or still on) the rank before, a
+//!   `place` of a promotion piece from off the board (elsewhere no piece comes from off the
+//!   board: the hand itself, or its shadow, was read as a piece, or a piece standing there read
+//!   in the other colour);
 //! - a pawn released on the last rank waits there to be exchanged; if it is not lifted again
 //!   before its hand leaves the board or the opponent acts, it was exchanged where the readings
 //!   could not tell (in the hand, or under it): a `remove` from the square and a `place` of the
 //!   piece read there;
-//! - a piece turning the other colour in place while no hand holds one of that colour, or
-//!   appearing where no hand was seen and no held piece could go, is a misread, and nothing
-//!   happened;
+//! - a piece turning the other colour in place while no hand holds one of that colour (or,
+//!   with no hand seen there, none that could take it), or appearing where no hand was seen
+//!   and no held piece could go, is a misread, and nothing happened;
 //! - a piece seen leaving while another of its colour leaves too (castling's king and rook
 //!   apart) never left if its player then sets down the other where only the other could go:
 //!   a player moves one piece at a time, and the readings lose pieces in an arm's shadow (the
@@ -180,6 +181,9 @@ pub struct Interpreter {
     glimpsed: Vec<Square>,
     /// What the stable board must be told, not yet taken by [`Interpreter::take_corrections`].
     corrections: Vec<Correction>,
+    /// Pawns lifted from the rank before their last: their colour and square. Only next to
+    /// one can a promotion piece come onto the board (and be exchanged for another).
+    promoting: Vec<(Color, Square)>,
 }
 
 /// A square whose stable content the readings got wrong, or could not show.
@@ -208,7 +212,7 @@ struct Unexchanged {
 impl Interpreter {
     /// Starts from `board`, nothing held.
     pub fn new(board: Board) -> Interpreter {
-        Interpreter { waiting: Vec::new(), seq: 0, board, held: Vec::new(), last_hand: None, last_t: 0.0, unexchanged: Vec::new(), out_of_sight: Vec::new(), glimpsed: Vec::new(), corrections: Vec::new() }
+        Interpreter { waiting: Vec::new(), seq: 0, board, held: Vec::new(), last_hand: None, last_t: 0.0, unexchanged: Vec::new(), out_of_sight: Vec::new(), glimpsed: Vec::new(), corrections: Vec::new(), promoting: Vec::new() }
     }
 
     /// Adds an observation dated `t`.
@@ -425,11 +429,13 @@ impl Interpreter {
         match obs {
             Observation::Change { sq, to, hand } => {
                 let from = self.board.piece_at(sq);
+                let could_take = |seen: Piece| self.held.iter().any(|h| h.piece.color == seen.color && could_move(h.piece, h.from, sq, &self.board));
                 if let (Some(stood), Some(seen)) = (from, to)
-                    && (stood.color == seen.color || !self.holds(seen.color))
+                    && (stood.color == seen.color || !self.holds(seen.color) || (hand.is_none() && !could_take(seen)))
                 {
                     // The same colour again, or a piece turned the other colour while no hand
-                    // held one of that colour: the model misread the piece, which never moved.
+                    // held one of that colour, or with no hand there, none that could take it:
+                    // the model misread the piece, which never moved.
                     self.corrections.push(Correction { sq, piece: from, t, out_of_sight: false });
                     return;
                 }
@@ -456,13 +462,22 @@ impl Interpreter {
                     (_, Some(seen), _) => self.holder(sq, seen, hand),
                     (_, None, _) => None,
                 };
+                // A pawn of its colour lifted from, or still on, the rank before the last, beside
+                // it (the readings may see the new piece before the pawn gone).
+                let promoting = to.is_some_and(|seen| {
+                    let beside = |from: Square| from.file().distance(sq.file()) <= 1;
+                    let seventh = seen.color.fold_wb(Rank::Seventh, Rank::Second);
+                    self.promoting.iter().any(|&(color, from)| color == seen.color && beside(from))
+                        || (self.board.pawns() & self.board.by_color(seen.color)).into_iter().any(|from| from.rank() == seventh && beside(from))
+                });
                 if let Some(seen) = to
                     && holder.is_none()
-                    && sq.rank() != seen.color.other().backrank()
+                    && (sq.rank() != seen.color.other().backrank() || !promoting)
                 {
                     // A piece no hand held appearing anywhere but where a promotion piece is set
-                    // down: pieces come onto the board from off it only as promotion pieces. The
-                    // hand itself, or its shadow, read as a piece.
+                    // down, next to a pawn lifted to promote: pieces come onto the board from
+                    // off it only as promotion pieces. The hand itself, or its shadow, read as a
+                    // piece, or a piece standing there read in the other colour.
                     return;
                 }
                 set_content(&mut self.board, sq, to);
@@ -471,6 +486,9 @@ impl Interpreter {
                 match (from, to) {
                     (Some(piece), None) => {
                         let hand = self.hand_or_guess(hand, piece.color);
+                        if piece.role == Role::Pawn && sq.rank() == piece.color.fold_wb(Rank::Seventh, Rank::Second) {
+                            self.promoting.push((piece.color, sq));
+                        }
                         self.held.push(Held { hand, piece, from: sq, at: t, other_moved: false });
                         emit(hand, Action::Lift(sq), BOARD_CONF, out);
                     }

@@ -419,18 +419,29 @@ mod tests {
         phantom.set_piece_at(Square::G3, Piece::from_char('N').unwrap());
         let out = play(&start, &[(&start, G_FILE), (&phantom, G_FILE), (&start, G_FILE), (&start, None)]);
         assert!(out.is_empty(), "{out:?}");
-        // A queen set on the last rank with no piece in hand is a promotion piece put down.
+        // A queen set on the last rank with no piece in hand, beside a pawn that can promote, is
+        // a promotion piece put down (the readings see it before the pawn gone).
         let start = board_of("8/4P1k1/8/8/8/8/6K1/8");
         let mut promoted = start.clone();
-        promoted.set_piece_at(Square::G8, Piece::from_char('Q').unwrap());
+        promoted.set_piece_at(Square::F8, Piece::from_char('Q').unwrap());
         let mut tracker = Tracker::new(start.clone(), Options::default());
         let (mut out, mut t) = (Vec::new(), 0.0);
         for board in [&start, &promoted, &promoted] {
-            feed_arm(&mut tracker, &mut t, board, Some((45, 4)), &[], 6, &mut out);
+            feed_arm(&mut tracker, &mut t, board, Some((36, 4)), &[], 6, &mut out);
         }
         feed_arm(&mut tracker, &mut t, &promoted, None, &[], 6, &mut out);
         tracker.finish(&mut out);
-        assert_eq!(actions(&out), [("place", Some(Square::G8))]);
+        assert_eq!(actions(&out), [("place", Some(Square::F8))]);
+        // Two files from the pawn, a misread.
+        let mut far = start.clone();
+        far.set_piece_at(Square::C8, Piece::from_char('Q').unwrap());
+        let mut tracker = Tracker::new(start.clone(), Options::default());
+        let (mut out, mut t) = (Vec::new(), 0.0);
+        for (board, arm_at) in [(&start, Some((21, 4))), (&far, Some((21, 4))), (&far, Some((21, 4))), (&far, None)] {
+            feed_arm(&mut tracker, &mut t, board, arm_at, &[], 6, &mut out);
+        }
+        tracker.finish(&mut out);
+        assert!(out.is_empty(), "{out:?}");
     }
 
     #[test]
@@ -728,6 +739,27 @@ mod tests {
         let want = [("lift", Some(Square::A7)), ("lift", Some(Square::E7)), ("release", Some(Square::A7)), ("release", Some(Square::E5))];
         assert_eq!(actions(&out), want, "{out:?}");
         assert!(out.iter().all(|e| e.hand.side == Color::Black), "{out:?}");
+    }
+
+    #[test]
+    fn a_piece_read_in_the_other_colour_where_no_held_piece_could_take_it_never_changed() {
+        // White lifts the queen; meanwhile the knight on b8 reads as a white knight (a small,
+        // blurred picture), with no hand there. The queen could not take it from d1: a misread,
+        // not the queen set down (nor a promotion piece: no white pawn is about to promote).
+        let start = board_of("rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2");
+        let lifted = without(&start, &[Square::D1]);
+        let mut misread = lifted.clone();
+        misread.set_piece_at(Square::B8, Piece::from_char('N').unwrap());
+        let mut h5 = lifted.clone();
+        h5.set_piece_at(Square::H5, Piece::from_char('Q').unwrap());
+        let mut tracker = Tracker::new(start.clone(), Options::default());
+        let (mut out, mut t) = (Vec::new(), 0.0);
+        let d_file = Some((24, 44));
+        for (board, arm_at) in [(&start, None), (&start, d_file), (&lifted, d_file), (&misread, d_file), (&lifted, d_file), (&h5, d_file), (&h5, None)] {
+            feed_arm(&mut tracker, &mut t, board, arm_at, &[], 6, &mut out);
+        }
+        tracker.finish(&mut out);
+        assert_eq!(actions(&out), [("lift", Some(Square::D1)), ("release", Some(Square::H5))], "{out:?}");
     }
 
     #[test]
