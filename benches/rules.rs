@@ -87,7 +87,9 @@ fn bench(c: &mut Criterion) {
     let mut out = Vec::new();
     for game in &games {
         let mut engine = Engine::new(Chess::default(), opts);
-        game.iter().for_each(|ev| engine.apply(ev, &mut out));
+        game.iter().for_each(|ev| {
+            engine.apply(ev, &mut out);
+        });
         engine.finish(&mut out);
     }
     assert!(out.iter().all(|r| matches!(r, touchmove::rules::Record::Move(_))), "the benchmark stream is not clean");

@@ -86,6 +86,11 @@ fn a_hand_taken_for_the_other_players_that_moves_the_movers_piece_is_the_movers(
     let opts = Options { clock: false, ..CLOCK };
     let out = run(fen, opts, "1 b1 lift d1\n2 b1 release h5\n3 b1 lift b8\n4 b1 release c6");
     assert_eq!(summary(&out), ["warning: b1 lifted White's queen on d1 while White has the move: taken as White's hand.", "move Qh5", "move Nc6"]);
+    // The events come back as the engine took them: the hand is White's for this move.
+    let pos: Chess = fen.parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap();
+    let mut engine = Engine::new(pos, opts);
+    let lift = Event::parse(r#"{"t":1,"hand":"b1","ev":"lift","sq":"d1"}"#, 1).unwrap();
+    assert_eq!(engine.apply(&lift, &mut Vec::new()).hand.to_string(), "w1");
     // A piece Black could take (the e4 pawn, by ...d5xe4): Black's move, the turn missed.
     let fen = "rnbqkbnr/ppp1pppp/8/3p4/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2";
     let out = run(fen, opts, "1 b1 lift e4\n2 b1 lift d5\n3 b1 release e4");

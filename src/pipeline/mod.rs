@@ -366,7 +366,9 @@ fn apply(
         while let Some(d) = declarations.next_if(|d| d.t <= ev.t) {
             engine.apply(&d, records);
         }
-        engine.apply(&ev, records);
+        // Written as the engine took it: a hand the engine gave to the other player (one
+        // person playing both sides) counts for that player's move.
+        let ev = engine.apply(&ev, records);
         let frame = recent.iter().min_by(|a, b| (a.0 - ev.t).abs().total_cmp(&(b.0 - ev.t).abs())).map_or(0, |r| r.1);
         out.push((ev, frame));
     }

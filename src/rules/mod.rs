@@ -186,14 +186,16 @@ impl Engine {
         self.legal_result()
     }
 
-    /// Processes one event, appending what it causes to `out`.
-    pub fn apply(&mut self, ev: &Event, out: &mut Vec<Record>) {
+    /// Processes one event, appending what it causes to `out`. Returns the event as the engine
+    /// took it: by another player's hand where the tracker's side for the hand cannot be right
+    /// (see `Engine::reside`; a warning says so).
+    pub fn apply(&mut self, ev: &Event, out: &mut Vec<Record>) -> Event {
         self.last_t = self.last_t.max(ev.t);
-        let ev = &self.reside(ev, out);
-        if ev.hand.side != self.pos.turn() && !self.opponent_event(ev, out) {
-            return;
+        let ev = self.reside(ev, out);
+        if ev.hand.side != self.pos.turn() && !self.opponent_event(&ev, out) {
+            return ev;
         }
-        self.mover_event(ev, out);
+        self.mover_event(&ev, out);
         // The move it made for the opponent is down: the hand is its own side's again.
         if let Some((_, by)) = self.resided
             && by == ev.hand
@@ -202,6 +204,7 @@ impl Engine {
         {
             self.resided = None;
         }
+        ev
     }
 
     /// `ev` with the hand it is by. A hand of the player who has made a move (and holds no
