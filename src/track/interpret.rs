@@ -32,9 +32,9 @@
 //!   readings have turned most towards a piece since it was lifted, if any has clearly; a
 //!   `release` there with [`UNSEEN_CONF`]; the piece stays there, whatever the readings show,
 //!   until a piece of its colour appears where no held piece but it could go: a `lift` from its
-//!   square and a `release` there; or until a hand leaves with an opponent's piece it lifted, its square
-//!   reading more occupied than not since, and it is the one such piece that could go there:
-//!   it captured (a `lift` and a `release`, with [`UNSEEN_CONF`]);
+//!   square and a `release` there; or until a hand leaves with an opponent's piece it lifted,
+//!   its square reading more occupied than not since, and it is the one such piece that could
+//!   go there: it captured (a `lift` and a `release`, with [`UNSEEN_CONF`]);
 //! - a held piece that the readings glimpse through the hand still over it (see
 //!   `Squares`), on a square it could go to that then reads empty, was set down there and
 //!   taken up again: a `release` and a `lift` there with [`GLIMPSE_CONF`], so a move changed
