@@ -27,7 +27,8 @@
 //! - a player's own piece still in a hand when the opponent lifts a piece of theirs, or when
 //!   the hand leaves the board, or any held piece when a piece of the other colour that it
 //!   could not capture is lifted (whatever side the hands were given: one person may play
-//!   both sides, an arm may come over a side edge), was set down where the readings could not
+//!   both sides, an arm may come over a side edge), or another of its own colour, not its
+//!   castling partner (one piece at a time), was set down where the readings could not
 //!   see it (cut off at the picture's edge): on the square, among those it could go to, whose
 //!   readings have turned most towards a piece since it was lifted, if any has clearly; a
 //!   `release` there with [`UNSEEN_CONF`]; the piece stays there, whatever the readings show,
@@ -332,9 +333,15 @@ impl Interpreter {
                 }
                 // Whichever side the hands were given (one person playing both sides, an arm
                 // over a side edge): a held piece of the other colour that could not capture
-                // the lifted one was set down before it was lifted.
+                // the lifted one was set down before it was lifted; so was one of its own
+                // colour, not its castling partner: a player moves one piece at a time.
                 let board = self.board.clone();
-                self.set_down_unseen(t, |h| h.piece.color != lifted.color && !could_capture(h.piece, h.from, sq, lifted, &board), squares, out);
+                self.set_down_unseen(
+                    t,
+                    |h| if h.piece.color == lifted.color { not_together(h.piece, lifted) } else { !could_capture(h.piece, h.from, sq, lifted, &board) },
+                    squares,
+                    out,
+                );
             }
             Observation::Left { hand, .. } => {
                 self.set_down_unseen(t, |h| h.hand == hand && h.piece.color == hand.side, squares, out);

@@ -763,6 +763,32 @@ mod tests {
     }
 
     #[test]
+    fn a_held_piece_is_set_down_before_its_player_lifts_another() {
+        // White lifts the queen and sets it on h5, cut off at the picture's edge (its readings
+        // turn a little), then lifts the bishop on f1: one piece at a time, so the queen was
+        // set down first.
+        let start = board_of("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 2 3");
+        let lifted = without(&start, &[Square::D1]);
+        let f1_lifted = without(&lifted, &[Square::F1]);
+        let mut tracker = Tracker::new(start.clone(), Options::default());
+        let (mut out, mut t) = (Vec::new(), 0.0);
+        feed_arm(&mut tracker, &mut t, &start, None, &[], 30, &mut out);
+        feed_arm(&mut tracker, &mut t, &start, Some((24, 44)), &[], 6, &mut out);
+        feed_arm(&mut tracker, &mut t, &lifted, Some((24, 44)), &[], 6, &mut out);
+        for (board, arm_at) in [(&lifted, Some((51, 27))), (&lifted, Some((36, 44))), (&f1_lifted, Some((36, 44)))] {
+            feed_edited(&mut tracker, &mut t, board, 8, &mut out, |r| {
+                r.squares[Square::H5 as usize].classes[0] = 0.9;
+                r.squares[Square::H5 as usize].classes[piece_class(Piece::from_char('Q'))] = 0.1;
+                if let Some((col, top)) = arm_at {
+                    arm(&mut r.hands.white, col, top..=53);
+                }
+            });
+        }
+        tracker.finish(&mut out);
+        assert_eq!(actions(&out)[..3], [("lift", Some(Square::D1)), ("release", Some(Square::H5)), ("lift", Some(Square::F1))], "{out:?}");
+    }
+
+    #[test]
     fn an_unsure_square_no_hand_came_near_does_not_hold_the_events_back() {
         // a7 reads half empty, half a pawn, from the start and all along; White plays Nf3.
         let start = Board::default();
