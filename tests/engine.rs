@@ -98,6 +98,18 @@ fn a_hand_taken_for_the_other_players_that_moves_the_movers_piece_is_the_movers(
 }
 
 #[test]
+fn a_hand_holding_two_pieces_puts_back_the_one_that_stood_where_it_lets_go() {
+    // The readings lose a7's pawn and b8's knight under Black's arm, in that order, and give
+    // them back the other way round; then Black plays e5. The pawn is back on a7, not the knight.
+    let fen = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1";
+    let opts = Options { clock: false, ..CLOCK };
+    let script = "1 b1 lift a7\n1.1 b1 lift b8\n1.3 b1 release a7 conf=0.5\n1.4 b1 release b8 conf=0.5\n2 b1 lift e7\n2.5 b1 release e5\n4 w1 lift g1\n4.5 w1 release f3";
+    let out = run(fen, opts, script);
+    let moves: Vec<String> = summary(&out).into_iter().filter(|s| s.starts_with("move")).collect();
+    assert_eq!(moves, ["move e5", "move Nf3"], "{:?}", summary(&out));
+}
+
+#[test]
 fn without_a_clock_the_opponents_first_touch_completes_the_move() {
     let opts = Options { clock: false, ..CLOCK };
     let out = run(ITALIAN, opts, "1 w1 lift f3\n2 w1 release g5\n5 b1 touch d7\n6 b1 lift d7\n7 b1 release d5");

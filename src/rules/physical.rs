@@ -68,12 +68,14 @@ impl Physical {
 
     /// `hand` lets go of a piece, onto `onto` if it is set down on the board: of `color`'s king
     /// and a rook both in that hand, the one castling puts there (the king two files from its
-    /// square, the rook on the file next to it); else the last piece of `color` it picked up (a
-    /// hand holding its own piece and a captured one puts its own on the board and the captured
-    /// one aside); else the last piece it picked up.
+    /// square, the rook on the file next to it); else the piece of `color` that stood there,
+    /// put back; else the last piece of `color` it picked up (a hand holding its own piece and a
+    /// captured one puts its own on the board and the captured one aside); else the last piece
+    /// it picked up.
     pub fn let_go(&mut self, hand: Hand, color: Color, onto: Option<Square>) -> Option<Tracked> {
         let i = onto
             .and_then(|sq| self.castling_piece(hand, color, sq))
+            .or_else(|| onto.and_then(|sq| self.held.iter().position(|(h, t)| *h == hand && t.piece.color == color && t.origin == Some(sq))))
             .or_else(|| self.held.iter().rposition(|(h, t)| *h == hand && t.piece.color == color))
             .or_else(|| self.held.iter().rposition(|(h, _)| *h == hand))?;
         Some(self.held.remove(i).1)

@@ -1,7 +1,7 @@
 """Degraded copies of a labelled clip, to measure how the pipeline holds up on footage unlike the
 one real clip we have: other encoders and JPEG qualities, a camera's gain drifting, a soft focus,
-a dim room, a lower resolution, a board inside a wider picture turned a quarter (White on the
-right, as the Chess-Testmedia clips are filmed).
+a dim room, sensor noise, a colour cast, a lower resolution, a board inside a wider picture,
+turned a quarter (White on the right, as the Chess-Testmedia clips are filmed) or a half.
 
     .venv/bin/python -m real.degrade --labels real/overhead-game-clip/labels.json --out /tmp/degraded
     touchmove eval /tmp/degraded            # one row per copy, and the totals
@@ -36,6 +36,17 @@ def gain(i, frame, fps):
     """An automatic gain and brightness wandering over a few seconds."""
     s = i / fps
     return cv2.convertScaleAbs(frame, alpha=1.0 + 0.2 * np.sin(2.0 * s), beta=10.0 * np.cos(1.3 * s))
+
+
+def noise(i, frame, fps):
+    """Sensor noise of a dim webcam (sigma 6 grey levels), new in every frame."""
+    rng = np.random.default_rng(i)
+    return (frame + rng.normal(0, 6, frame.shape)).clip(0, 255).astype(np.uint8)
+
+
+def warm(i, frame, fps):
+    """A tungsten cast: red up, blue down."""
+    return cv2.convertScaleAbs(frame * np.array([0.8, 1.0, 1.15]))
 
 
 def place(frame, corners, scale, canvas=None, quarter_turns=0, seed=0):
@@ -74,6 +85,11 @@ COPIES = {
     "third": (None, "MJPG", "avi", None, 1 / 3, None, 0),
     "third-turned": (None, "MJPG", "avi", None, 1 / 3, (320, 240), 1),
     "quarter-framed": (None, "MJPG", "avi", None, 1 / 4, (320, 240), 0),
+    # Not looked at while the tracker's rules of session 10 were written: a check of them.
+    "noise": (noise, "MJPG", "avi", None, 1.0, None, 0),
+    "warm": (warm, "MJPG", "avi", None, 1.0, None, 0),
+    "two-thirds-framed": (None, "MJPG", "avi", None, 2 / 3, (640, 480), 0),
+    "half-turned-back": (None, "MJPG", "avi", None, 1 / 2, (480, 360), 2),
 }
 
 
