@@ -24,7 +24,9 @@ fn calibrate(source: &Path, name: &str, args: &[&str]) -> Calibration {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    Calibration::load(&dir.join(format!("{name}.json"))).unwrap()
+    let cal = Calibration::load(&dir.join(format!("{name}.json"))).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    cal
 }
 
 #[test]

@@ -68,7 +68,7 @@ fn a_malformed_line_stops_with_exit_2_naming_the_line_and_field_and_keeps_the_ou
     let records = lines(&out);
     assert_eq!(records.len(), 1, "the ruling made before the bad line is printed");
     assert_eq!(records[0]["article"], "4.3.1");
-    assert!(std::fs::read_to_string(&pgn).unwrap().contains("4.3.1"), "the PGN keeps the ruling");
+    assert!(std::fs::read_to_string(&pgn).unwrap().contains("4.3.1"), "the PGN keeps the ruling");    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
