@@ -110,6 +110,21 @@ fn a_hand_holding_two_pieces_puts_back_the_one_that_stood_where_it_lets_go() {
 }
 
 #[test]
+fn a_hand_holding_pieces_of_both_colours_sets_down_the_one_that_can_go_there() {
+    // The readings took b8's knight for lifted under the arm that then played e5 and goes on to
+    // move White's queen (one person playing both sides): the piece set down on h5 is the
+    // queen, the one of the two that can go there, though the hand is Black's to the tracker.
+    let fen = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1";
+    let opts = Options { clock: false, ..CLOCK };
+    let out = run(fen, opts, "1 b1 lift b8\n2 b1 lift e7\n2.5 b1 release e5\n4 b1 lift d1\n5 b1 release h5\n6 b1 release c6\n7 w1 lift f1");
+    assert!(!summary(&out).iter().any(|s| s.contains("knight released on h5")), "{:?}", summary(&out));
+    let Some(Record::Warning(w)) = out.iter().rev().find(|r| matches!(r, Record::Warning(w) if w.text.contains("following the board"))) else {
+        panic!("{:?}", summary(&out));
+    };
+    assert!(w.text.contains("2n5/4p2Q"), "{}", w.text);
+}
+
+#[test]
 fn without_a_clock_the_opponents_first_touch_completes_the_move() {
     let opts = Options { clock: false, ..CLOCK };
     let out = run(ITALIAN, opts, "1 w1 lift f3\n2 w1 release g5\n5 b1 touch d7\n6 b1 lift d7\n7 b1 release d5");

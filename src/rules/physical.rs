@@ -69,13 +69,22 @@ impl Physical {
     /// `hand` lets go of a piece, onto `onto` if it is set down on the board: of `color`'s king
     /// and a rook both in that hand, the one castling puts there (the king two files from its
     /// square, the rook on the file next to it); else the piece of `color` that stood there,
-    /// put back; else the last piece of `color` it picked up (a hand holding its own piece and a
-    /// captured one puts its own on the board and the captured one aside); else the last piece
-    /// it picked up.
+    /// put back; else, of pieces of two colours in the hand (the tracker may give a hand the
+    /// wrong side), the last one that could go there from where it stood, `color`'s first; else
+    /// the last piece of `color` it picked up (a hand holding its own piece and a captured one
+    /// puts its own on the board and the captured one aside); else the last piece it picked up.
     pub fn let_go(&mut self, hand: Hand, color: Color, onto: Option<Square>) -> Option<Tracked> {
+        let reaches = |t: &Tracked, sq: Square| t.origin.is_some_and(|from| reaches(t.piece, from, sq, &self.board));
+        let in_hand = |c: Color| self.held.iter().any(|(h, t)| *h == hand && t.piece.color == c);
+        let mixed = in_hand(Color::White) && in_hand(Color::Black);
         let i = onto
             .and_then(|sq| self.castling_piece(hand, color, sq))
             .or_else(|| onto.and_then(|sq| self.held.iter().position(|(h, t)| *h == hand && t.piece.color == color && t.origin == Some(sq))))
+            .or_else(|| {
+                let sq = onto.filter(|_| mixed)?;
+                let of = |c: Color| self.held.iter().rposition(|(h, t)| *h == hand && t.piece.color == c && reaches(t, sq));
+                of(color).or_else(|| of(!color))
+            })
             .or_else(|| self.held.iter().rposition(|(h, t)| *h == hand && t.piece.color == color))
             .or_else(|| self.held.iter().rposition(|(h, _)| *h == hand))?;
         Some(self.held.remove(i).1)
@@ -111,5 +120,19 @@ impl Physical {
     /// Forgets the pieces held by `side`'s hands, as if put aside off the board.
     pub fn drop_held(&mut self, side: Color) {
         self.held.retain(|(h, _)| h.side != side);
+    }
+}
+
+/// Whether `piece` on `from` could go to `to` across `board`: along its lines or jumps, a pawn
+/// one or two squares forward or one diagonally, a king one square (or two along its rank).
+fn reaches(piece: Piece, from: Square, to: Square, board: &Board) -> bool {
+    let (files, ranks) = (i32::from(to.file()) - i32::from(from.file()), i32::from(to.rank()) - i32::from(from.rank()));
+    match piece.role {
+        Role::Pawn => {
+            let forward = if piece.color == Color::White { ranks } else { -ranks };
+            (files == 0 && (forward == 1 || forward == 2)) || (files.abs() == 1 && forward == 1)
+        }
+        Role::King => from.distance(to) == 1 || (ranks == 0 && files.abs() == 2),
+        _ => shakmaty::attacks::attacks(from, piece, board.occupied()).contains(to),
     }
 }
