@@ -17,5 +17,6 @@ pub mod gate;
 pub mod pgn;
 pub mod photo;
 pub mod pipeline;
+pub mod reach;
 pub mod rules;
 pub mod track;

@@ -74,7 +74,7 @@ impl Physical {
     /// the last piece of `color` it picked up (a hand holding its own piece and a captured one
     /// puts its own on the board and the captured one aside); else the last piece it picked up.
     pub fn let_go(&mut self, hand: Hand, color: Color, onto: Option<Square>) -> Option<Tracked> {
-        let reaches = |t: &Tracked, sq: Square| t.origin.is_some_and(|from| reaches(t.piece, from, sq, &self.board));
+        let reaches = |t: &Tracked, sq: Square| t.origin.is_some_and(|from| crate::reach::could_move(t.piece, from, sq, &self.board));
         let in_hand = |c: Color| self.held.iter().any(|(h, t)| *h == hand && t.piece.color == c);
         let mixed = in_hand(Color::White) && in_hand(Color::Black);
         let i = onto
@@ -120,19 +120,5 @@ impl Physical {
     /// Forgets the pieces held by `side`'s hands, as if put aside off the board.
     pub fn drop_held(&mut self, side: Color) {
         self.held.retain(|(h, _)| h.side != side);
-    }
-}
-
-/// Whether `piece` on `from` could go to `to` across `board`: along its lines or jumps, a pawn
-/// one or two squares forward or one diagonally, a king one square (or two along its rank).
-fn reaches(piece: Piece, from: Square, to: Square, board: &Board) -> bool {
-    let (files, ranks) = (i32::from(to.file()) - i32::from(from.file()), i32::from(to.rank()) - i32::from(from.rank()));
-    match piece.role {
-        Role::Pawn => {
-            let forward = if piece.color == Color::White { ranks } else { -ranks };
-            (files == 0 && (forward == 1 || forward == 2)) || (files.abs() == 1 && forward == 1)
-        }
-        Role::King => from.distance(to) == 1 || (ranks == 0 && files.abs() == 2),
-        _ => shakmaty::attacks::attacks(from, piece, board.occupied()).contains(to),
     }
 }

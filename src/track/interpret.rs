@@ -57,6 +57,7 @@
 use shakmaty::{Board, Color, Piece, Rank, Role, Square};
 
 use super::set_content;
+use crate::reach::could_move;
 use super::squares::Squares;
 use crate::events::{Action, Event, Hand};
 
@@ -712,9 +713,6 @@ fn not_together(a: Piece, b: Piece) -> bool {
     a.color == b.color && !matches!((a.role, b.role), (Role::King, Role::Rook) | (Role::Rook, Role::King))
 }
 
-/// Whether `piece` on `from` could go to `to` on `board` (as `board` stands before it moves, in
-/// the piece's own way: pawns forward or one square diagonally, kings one square or two along
-/// their rank to castle).
 /// Whether `piece` on `from` could take `victim` on `sq`: move there, or (a pawn beside it on
 /// its rank) take it en passant.
 fn could_capture(piece: Piece, from: Square, sq: Square, victim: Piece, board: &Board) -> bool {
@@ -722,15 +720,3 @@ fn could_capture(piece: Piece, from: Square, sq: Square, victim: Piece, board: &
     en_passant || could_move(piece, from, sq, board)
 }
 
-fn could_move(piece: Piece, from: Square, to: Square, board: &Board) -> bool {
-    let forward = |rank: i32| if piece.color == Color::White { rank } else { -rank };
-    let (files, ranks) = (i32::from(to.file()) - i32::from(from.file()), i32::from(to.rank()) - i32::from(from.rank()));
-    match piece.role {
-        Role::Pawn => {
-            let start = from.rank() == piece.color.fold_wb(Rank::Second, Rank::Seventh);
-            (files == 0 && (ranks == forward(1) || (start && ranks == forward(2)))) || (files.abs() == 1 && ranks == forward(1))
-        }
-        Role::King => from.distance(to) == 1 || (ranks == 0 && files.abs() == 2),
-        _ => shakmaty::attacks::attacks(from, piece, board.occupied()).contains(to),
-    }
-}
