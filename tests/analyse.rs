@@ -205,7 +205,7 @@ fn live_prints_moves_and_rulings_as_they_happen() {
     assert!(printed.iter().any(|r| r["kind"] == "ruling" && r["article"] == "4.3.1"), "{printed:?}");
     let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     assert!(summary["dropped"].as_u64().unwrap() <= 10, "{summary}");
-    assert!(std::fs::read_to_string(out.join("game.pgn")).unwrap().contains("2. Bc4"));
+    assert!(std::fs::read_to_string(out.join("game.pgn")).unwrap().contains("2. Bc4"));    let _ = std::fs::remove_dir_all(&out);
 }
 
 #[test]

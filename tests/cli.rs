@@ -45,7 +45,7 @@ fn demo_game_gives_moves_rulings_and_pgn() {
     let flat = pgn.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(flat.contains("2. Nf3 { [%ts 9.0] } 2... Nc6 { [%ts 15.5] } { 15.0s violation 4.3.1 (Black):"), "{pgn}");
     assert!(flat.ends_with("5... d6 { [%ts 49.0] } *"), "{pgn}");
-    assert!(pgn.lines().all(|l| l.len() <= 80), "{pgn}");
+    assert!(pgn.lines().all(|l| l.len() <= 80), "{pgn}");    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -140,5 +140,5 @@ fn the_pgn_is_rewritten_after_every_move_while_events_stream_in() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     drop(stdin);
-    assert!(child.wait().unwrap().success());
+    assert!(child.wait().unwrap().success());    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -69,7 +69,7 @@ fn eval_photos_reports_accuracies_and_confusion() {
     let confusion = scores["confusion"].as_array().unwrap();
     let counted: u64 = confusion.iter().flat_map(|row| row.as_array().unwrap()).map(|n| n.as_u64().unwrap()).sum();
     assert_eq!(counted, 3 * 64);
-    assert!(scores["occupancy_colour_accuracy"].as_f64().unwrap() >= 0.98, "{scores}");
+    assert!(scores["occupancy_colour_accuracy"].as_f64().unwrap() >= 0.98, "{scores}");    let _ = std::fs::remove_file(&json);
 }
 
 #[test]
