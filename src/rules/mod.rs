@@ -234,26 +234,23 @@ impl Engine {
             && board.attacks_to(sq, mover.other(), board.occupied()).is_empty()
             && let Some(p) = self.phys.at(sq).filter(|p| p.piece.color == mover)
         {
-            let by = Hand { side: mover, number: ev.hand.number };
-            self.warn(
-                ev.t,
-                format!("{} lifted {} on {sq} while {} has the move: taken as {}'s hand.", ev.hand, describe::piece(p.piece, mover.other()), describe::side(mover), describe::side(mover)),
-                out,
-            );
-            self.resided = Some((ev.hand, by));
-            return Event { hand: by, ..*ev };
+            let text = format!("{} lifted {} on {sq} while {} has the move: taken as {}'s hand.", ev.hand, describe::piece(p.piece, mover.other()), describe::side(mover), describe::side(mover));
+            return self.take_as(ev, mover, text, out);
         }
         let made = self.turn.made.is_some() && self.turn.deviated_at.is_none();
         if !made || ev.hand.side != mover || self.phys.holds(ev.hand) || self.phys.side_holds_own(mover) {
             return *ev;
         }
         let Some(p) = self.phys.at(sq).filter(|p| p.piece.color != mover) else { return *ev };
-        let by = Hand { side: mover.other(), number: ev.hand.number };
-        self.warn(
-            ev.t,
-            format!("{} lifted {} on {sq} after {} made its move: taken as {}'s hand, beginning {}'s move.", ev.hand, describe::piece(p.piece, mover), describe::side(mover), describe::side(mover.other()), describe::side(mover.other())),
-            out,
-        );
+        let text = format!("{} lifted {} on {sq} after {} made its move: taken as {}'s hand, beginning {}'s move.", ev.hand, describe::piece(p.piece, mover), describe::side(mover), describe::side(mover.other()), describe::side(mover.other()));
+        self.take_as(ev, mover.other(), text, out)
+    }
+
+    /// `ev` by `side`'s hand of the same number, from now until that hand has set down the
+    /// move's piece (see [`Engine::reside`]); `why` is the warning saying so.
+    fn take_as(&mut self, ev: &Event, side: Color, why: String, out: &mut Vec<Record>) -> Event {
+        let by = Hand { side, number: ev.hand.number };
+        self.warn(ev.t, why, out);
         self.resided = Some((ev.hand, by));
         Event { hand: by, ..*ev }
     }

@@ -405,10 +405,8 @@ impl Interpreter {
     /// index.
     fn lifted_unseen(&mut self, t: f64, sq: Square, seen: Piece, hand: Option<Hand>, squares: &Squares, out: &mut Vec<Event>) -> Option<usize> {
         let from = self.unseen_source(t, sq, seen, squares)?;
-        let piece = self.board.remove_piece_at(from)?;
         let hand = self.hand_or_guess(hand, seen.color);
-        self.corrections.push(Correction { sq: from, piece: None, t, out_of_sight: false });
-        out.push(Event { t, action: Action::Lift(from), hand, conf: Some(UNSEEN_CONF), hand_conf: None });
+        let piece = self.lift_unseen(t, from, hand, out)?;
         self.held.push(Held { hand, piece, from, at: t, other_moved: false });
         Some(self.held.len() - 1)
     }
@@ -446,12 +444,10 @@ impl Interpreter {
                 }
                 continue;
             };
-            let Some(piece) = self.board.remove_piece_at(from) else { continue };
             let hand = self.hand_or_guess(hand, seen.color);
+            let Some(piece) = self.lift_unseen(t, from, hand, out) else { continue };
             self.board.set_piece_at(sq, piece);
-            self.corrections.push(Correction { sq: from, piece: None, t, out_of_sight: false });
             self.corrections.push(Correction { sq, piece: Some(piece), t, out_of_sight: false });
-            out.push(Event { t, action: Action::Lift(from), hand, conf: Some(UNSEEN_CONF), hand_conf: None });
             out.push(Event { t, action: Action::Release(sq), hand, conf: Some(UNSEEN_CONF), hand_conf: None });
         }
     }
@@ -469,10 +465,16 @@ impl Interpreter {
     /// [`UNSEEN_CONF`], and the stable board told it is gone. Returns where it stood and the piece.
     fn take_from_out_of_sight(&mut self, t: f64, k: usize, hand: Hand, out: &mut Vec<Event>) -> Option<(Square, Piece)> {
         let from = self.out_of_sight.remove(k);
+        Some((from, self.lift_unseen(t, from, hand, out)?))
+    }
+
+    /// `hand` lifted the piece on `from` where the readings did not show it: a `lift` with
+    /// [`UNSEEN_CONF`], and the stable board told it is gone. Returns the piece.
+    fn lift_unseen(&mut self, t: f64, from: Square, hand: Hand, out: &mut Vec<Event>) -> Option<Piece> {
         let piece = self.board.remove_piece_at(from)?;
         self.corrections.push(Correction { sq: from, piece: None, t, out_of_sight: false });
         out.push(Event { t, action: Action::Lift(from), hand, conf: Some(UNSEEN_CONF), hand_conf: None });
-        Some((from, piece))
+        Some(piece)
     }
 
     /// `hand` leaves with a piece of the opponent's it lifted, and that piece's square reads
@@ -532,21 +534,17 @@ impl Interpreter {
                     // stood there (the model lost the hand, not the piece): that one. Failing
                     // those, a held piece lifted from there, whatever colour the model reads
                     // (the least sure of its readings): it is back.
-                    (None, Some(seen), None) => {
-                        let held = self
-                            .held
-                            .iter()
-                            .rposition(|h| h.piece.color == seen.color && (h.from == sq || could_move(h.piece, h.from, sq, &self.board)))
-                            .or_else(|| self.held.iter().rposition(|h| h.from == sq));
-                        let Some(i) = held.or_else(|| self.lifted_unseen(t, sq, seen, None, squares, out)) else {
-                            self.unexplained.push((sq, seen, t, None));
-                            return;
-                        };
-                        Some(i)
-                    }
-                    (None, Some(seen), Some(_)) => self.holder(sq, seen, hand).or_else(|| self.lifted_unseen(t, sq, seen, hand, squares, out)),
+                    (None, Some(seen), None) => self
+                        .held
+                        .iter()
+                        .rposition(|h| h.piece.color == seen.color && (h.from == sq || could_move(h.piece, h.from, sq, &self.board)))
+                        .or_else(|| self.held.iter().rposition(|h| h.from == sq)),
                     (_, Some(seen), _) => self.holder(sq, seen, hand),
                     (_, None, _) => None,
+                };
+                let holder = match (holder, from, to) {
+                    (None, None, Some(seen)) => self.lifted_unseen(t, sq, seen, hand, squares, out),
+                    _ => holder,
                 };
                 // A pawn of its colour lifted from, or still on, the rank before the last, beside
                 // it (the readings may see the new piece before the pawn gone).
@@ -558,13 +556,13 @@ impl Interpreter {
                 });
                 if let Some(seen) = to
                     && holder.is_none()
-                    && (sq.rank() != seen.color.other().backrank() || !promoting)
+                    && (sq.rank() != seen.color.other().backrank() || !promoting || (from.is_none() && hand.is_none()))
                 {
                     // A piece no hand held appearing anywhere but where a promotion piece is set
-                    // down, next to a pawn lifted to promote: pieces come onto the board from
-                    // off it only as promotion pieces. The hand itself, or its shadow, read as a
-                    // piece, or a piece standing there read in the other colour; or moved from
-                    // where the readings have not told yet.
+                    // down (by a hand seen there), next to a pawn lifted to promote: pieces come
+                    // onto the board from off it only as promotion pieces. The hand itself, or
+                    // its shadow, read as a piece, or a piece standing there read in the other
+                    // colour; or moved from where the readings have not told yet.
                     if from.is_none() {
                         self.unexplained.push((sq, seen, t, hand));
                     }
