@@ -178,7 +178,10 @@ impl Hands {
             .map(|(i, _)| i)
     }
 
-    fn match_side(&mut self, map: &HandMap, side: Color, blobs: Vec<Vec<(usize, usize)>>, t: f64) {
+    fn match_side(&mut self, map: &HandMap, side: Color, mut blobs: Vec<Vec<(usize, usize)>>, t: f64) {
+        // The blobs that continue a track first, so a new one is alone only when no hand of its
+        // side is seen in this reading, whatever order the blobs came in.
+        blobs.sort_by_cached_key(|cells| std::cmp::Reverse(self.tracks.iter().filter(|tr| tr.hand.side == side).map(|tr| tr.overlap(cells)).max().unwrap_or(0)));
         let mut taken = vec![false; self.tracks.len()];
         for cells in blobs {
             let centre = centroid(&cells);
@@ -229,7 +232,12 @@ impl Hands {
                             // No other hand of its side seen in this reading (one kept alive
                             // through a missed reading may be this one, moved fast).
                             let alone = !self.tracks.iter().any(|tr| tr.hand.side == side && tr.seen == t);
-                            let doubtful = alone && self.last[side as usize].is_some_and(|last| last != number);
+                            let back = alone && self.last[side as usize].is_some_and(|last| last != number);
+                            // Beside another hand of its side, its number is sure only where its
+                            // own arm says it: a blob whose arm crosses the same half of the edge
+                            // as that hand's, or with no arm, is as likely a fragment of it.
+                            let unarmed = !alone && arm != Some(number);
+                            let doubtful = back || unarmed;
                             self.births.push(Birth { hand, t, seen: t, doubtful });
                             self.tracks.push(Track { hand, cells, over_board, seen: t, arm });
                             taken.push(true);

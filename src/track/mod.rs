@@ -140,6 +140,13 @@ impl Tracker {
         }
         self.last_t = t;
         self.hands.update(&reading.hands, t, self.expected, &self.opts, &mut self.leaving);
+        if std::env::var_os("TM_DEBUG_HANDS").is_some() {
+            let d: Vec<String> = self.hands.tracks().iter().map(|tr| {
+                let (r0, r1, c0, c1) = tr.cells.iter().fold((99, 0, 99, 0), |a, &(r, c)| (a.0.min(r), a.1.max(r), a.2.min(c), a.3.max(c)));
+                format!("{}{} seen{} over{} n{} r{}-{} c{}-{}", if tr.hand.side == shakmaty::Color::White { 'w' } else { 'b' }, tr.hand.number, (tr.seen == t) as u8, tr.over_board as u8, tr.cells.len(), r0, r1, c0, c1)
+            }).collect();
+            eprintln!("H {t:.2} {}", d.join(" | "));
+        }
         // A hand seen over the board again did not carry anything off: it came back (or its
         // track was lost for a moment).
         let tracks = self.hands.tracks();
@@ -1053,5 +1060,33 @@ mod tests {
         let hands: Vec<&str> = got.iter().map(|g| g.0.as_str()).collect();
         assert_eq!(hands, ["w1", "w1", "w2", "w2"], "{got:?}");
         assert!(got[..2].iter().all(|g| g.2 > 0.9) && got[2..].iter().all(|g| g.2 <= IDENTITY_CONF), "{got:?}");
+    }
+    #[test]
+    fn a_second_hand_is_sure_of_its_number_only_where_its_own_arm_says_it() {
+        let start = Board::default();
+        // The right hand (its arm over the g-file) lifts the g1 knight while a second blob, its
+        // arm over the b-file (the left half of White's edge) or over the h-file (the right half
+        // again), lifts the piece under it.
+        let run = |second_col: usize, second: Square| {
+            let mut tracker = Tracker::new(start.clone(), Options::default());
+            let (mut out, mut t) = (Vec::new(), 0.0);
+            let lifted = without(&start, &[Square::G1, second]);
+            feed_arm(&mut tracker, &mut t, &start, Some((39, 27)), &[], 4, &mut out);
+            let both = |r: &mut Reading| {
+                arm(&mut r.hands.white, 39, 27..=53);
+                arm(&mut r.hands.white, second_col, 27..=53);
+            };
+            feed_edited(&mut tracker, &mut t, &start, 4, &mut out, both);
+            feed_edited(&mut tracker, &mut t, &lifted, 8, &mut out, both);
+            tracker.finish(&mut out);
+            let lift = |sq: Square| out.iter().find(|e| e.action == Action::Lift(sq)).map(|e| (e.hand.to_string(), e.hand_conf.unwrap_or(1.0)));
+            (lift(Square::G1), lift(second))
+        };
+        let (first, left) = run(12, Square::B1);
+        assert_eq!(first, Some(("w1".to_string(), 1.0)));
+        assert_eq!(left, Some(("w2".to_string(), 1.0)), "an arm of its own, across the other half");
+        let (first, right) = run(48, Square::H1);
+        assert_eq!(first, Some(("w1".to_string(), 1.0)));
+        assert_eq!(right, Some(("w2".to_string(), IDENTITY_CONF)), "an arm across the same half as the right hand's: perhaps a fragment of it");
     }
 }
