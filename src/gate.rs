@@ -34,8 +34,7 @@ impl Gate {
             Some(last) => largest_change(last, &thumb)? > self.threshold,
         };
         self.since_run += 1;
-        let stride: u32 = std::env::var("TM_STRIDE").ok().and_then(|v| v.parse().ok()).unwrap_or(1);
-        if (changed && self.since_run >= stride) || self.since_run >= self.heartbeat {
+        if changed || self.since_run >= self.heartbeat {
             self.last = Some(thumb);
             self.since_run = 0;
             return Ok(true);

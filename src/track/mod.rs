@@ -140,13 +140,6 @@ impl Tracker {
         }
         self.last_t = t;
         self.hands.update(&reading.hands, t, self.expected, &self.opts, &mut self.leaving);
-        if std::env::var_os("TM_DEBUG_HANDS").is_some() {
-            let d: Vec<String> = self.hands.tracks().iter().map(|tr| {
-                let (r0, r1, c0, c1) = tr.cells.iter().fold((99, 0, 99, 0), |a, &(r, c)| (a.0.min(r), a.1.max(r), a.2.min(c), a.3.max(c)));
-                format!("{}{} seen{} over{} n{} r{}-{} c{}-{}", if tr.hand.side == shakmaty::Color::White { 'w' } else { 'b' }, tr.hand.number, (tr.seen == t) as u8, tr.over_board as u8, tr.cells.len(), r0, r1, c0, c1)
-            }).collect();
-            eprintln!("H {t:.2} {}", d.join(" | "));
-        }
         // A hand seen over the board again did not carry anything off: it came back (or its
         // track was lost for a moment).
         let tracks = self.hands.tracks();
