@@ -1054,6 +1054,7 @@ mod tests {
         assert_eq!(hands, ["w1", "w1", "w2", "w2"], "{got:?}");
         assert!(got[..2].iter().all(|g| g.2 > 0.9) && got[2..].iter().all(|g| g.2 <= IDENTITY_CONF), "{got:?}");
     }
+
     #[test]
     fn a_second_hand_is_sure_of_its_number_only_where_its_own_arm_says_it() {
         let start = Board::default();
