@@ -17,7 +17,9 @@
 //! edge (White at the bottom, Black at the top, seen from the player), numbered 1, and the left
 //! hand's numbered 2. A blob with no arm in the margin takes the free number. A hand that comes
 //! while no other of its side is in view and takes another number than that side's last hand may be
-//! the same hand back: its number is in doubt ([`Hands::doubtful`]). A side has at most two hands:
+//! the same hand back: its number is in doubt ([`Hands::doubtful`]); so is that of a hand that comes
+//! beside another of its side without an arm of its own across the other half of the edge (a
+//! fragment of that hand, as likely as a second one). A side has at most two hands:
 //! a third blob joins the nearest track.
 
 use shakmaty::{Color, Square};
@@ -94,8 +96,9 @@ struct Birth {
     /// The latest reading that saw the track.
     seen: f64,
     /// It came with no other hand of its side in view and took another number than the side's
-    /// last hand: where an arm crosses the edge is a weak witness of which hand it is, so this
-    /// may be the same hand back.
+    /// last hand (where an arm crosses the edge is a weak witness of which hand it is, so this
+    /// may be the same hand back), or it came beside another hand of its side with no arm, or
+    /// with its arm across the same half of the edge as that hand's (a fragment of it, perhaps).
     doubtful: bool,
 }
 
