@@ -271,3 +271,53 @@ fn the_real_overhead_clip_re_encoded_or_at_half_size_gives_the_same_moves() {
     }
     let _ = std::fs::remove_dir_all(&root);
 }
+
+#[test]
+fn a_camera_bumped_between_moves_is_re_calibrated_and_the_game_read_on() {
+    // Six quiet seconds of the start, then the camera knocked 14 px right and 8 px down (a third
+    // of a square), six quiet seconds more, then the whole clip as the bumped camera sees it.
+    use opencv::core::{Mat, Scalar, Size};
+    use opencv::prelude::*;
+    use opencv::{imgproc, videoio};
+    let dir = Path::new("fixtures/clips/clean-castling");
+    let labels: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("labels.json")).unwrap()).unwrap();
+    let root = std::env::temp_dir().join(format!("touchmove-bumped-{}", std::process::id()));
+    std::fs::create_dir_all(&root).unwrap();
+    let video = root.join("bumped.avi");
+    let mut cap = videoio::VideoCapture::from_file(dir.join("clip.mp4").to_str().unwrap(), videoio::CAP_ANY).unwrap();
+    let fourcc = videoio::VideoWriter::fourcc('M', 'J', 'P', 'G').unwrap();
+    let mut writer = videoio::VideoWriter::new(video.to_str().unwrap(), fourcc, 20.0, Size::new(640, 480), true).unwrap();
+    let shift = Mat::from_slice_2d(&[[1.0f64, 0.0, 14.0], [0.0, 1.0, 8.0]]).unwrap();
+    let bump = |frame: &Mat| {
+        let mut out = Mat::default();
+        imgproc::warp_affine(frame, &mut out, &shift, frame.size().unwrap(), imgproc::INTER_LINEAR, opencv::core::BORDER_REPLICATE, Scalar::default()).unwrap();
+        out
+    };
+    let mut frame = Mat::default();
+    assert!(cap.read(&mut frame).unwrap());
+    let first = frame.clone();
+    for _ in 0..120 {
+        writer.write(&first).unwrap();
+    }
+    for _ in 0..120 {
+        writer.write(&bump(&first)).unwrap();
+    }
+    writer.write(&bump(&first)).unwrap();
+    while cap.read(&mut frame).unwrap() && !frame.empty() {
+        writer.write(&bump(&frame)).unwrap();
+    }
+    writer.release().unwrap();
+    let out = root.join("out");
+    let result = Command::new(env!("CARGO_BIN_EXE_touchmove"))
+        .args(["analyse", video.to_str().unwrap(), "--calibration", dir.join("calibration.json").to_str().unwrap()])
+        .args(["--fen", labels["fen"].as_str().unwrap(), "--out", out.to_str().unwrap()])
+        .output()
+        .expect("touchmove runs");
+    assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
+    let records: Vec<serde_json::Value> = std::fs::read_to_string(out.join("rulings.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let a = Analysed { out: root.clone(), records };
+    let warnings: Vec<&str> = a.records.iter().filter(|r| r["kind"] == "warning").filter_map(|r| r["text"].as_str()).collect();
+    assert!(warnings.iter().any(|w| w.contains("the board moved in the image") && w.contains("re-calibrated")), "{warnings:?}");
+    assert_eq!(moves(&a), ["e1g1", "e8c8"]);
+    assert!(rulings(&a).is_empty(), "{:?}", rulings(&a));
+}

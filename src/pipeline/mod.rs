@@ -1,10 +1,10 @@
 //! The monitor's pipeline: threads joined by bounded `crossbeam-channel` queues.
 //!
 //! ```text
-//! capture ──frames──▶ detect ──readings──▶ decide ──outcomes──▶ sinks (the caller's thread)
-//! (OpenCV)            (warp, gate,          (tracker,            (events.jsonl, rulings.jsonl,
-//!                      drift, ort)           rule engine)          track.jsonl, game.pgn,
-//!                                                                  evidence/, annotated.mp4)
+//! capture ──frames──▶ prepare ──warps──▶ detect ──readings──▶ decide ──outcomes──▶ sinks (the caller's thread)
+//! (OpenCV)            (gate, warp,       (ort)                (tracker,            (events.jsonl, rulings.jsonl,
+//!                      drift)                                  rule engine)          track.jsonl, game.pgn,
+//!                                                                                    evidence/, annotated.mp4)
 //! ```
 //!
 //! Offline, capture blocks when detection lags, so nothing is dropped; live, capture drops the
@@ -14,6 +14,7 @@
 
 mod detect;
 mod overlay;
+mod prepare;
 mod sinks;
 
 use std::path::PathBuf;
@@ -201,11 +202,20 @@ pub fn run(config: &Config, stop: Arc<AtomicBool>, progress: &mut dyn FnMut(&Pro
     let (to_decide, readings) = bounded::<Analysed>(8);
     let (to_sinks, outcomes) = bounded::<Outcome>(8);
 
-    let detector = detect::Detector::new(config)?;
+    let model = crate::detect::Model::load(&config.model, config.threads)?;
+    // The model's stage tells the prepare stage when a reading showed no hand (for the drift
+    // check); the queue between them is short, so that word is at most a few frames old.
+    let quiet = Arc::new(AtomicBool::new(false));
+    let preparer = prepare::Preparer::new(config, model.layout(), quiet.clone());
+    let (to_detect, prepared) = bounded::<prepare::Prepared>(2);
     let frames = running.frames;
+    let prepare_thread = std::thread::Builder::new()
+        .name("prepare".into())
+        .spawn(move || preparer.run(frames, to_detect))
+        .map_err(|_| PipelineError::Thread("prepare"))?;
     let detect_thread = std::thread::Builder::new()
         .name("detect".into())
-        .spawn(move || detector.run(frames, to_decide))
+        .spawn(move || detect::run(model, quiet, prepared, to_decide))
         .map_err(|_| PipelineError::Thread("detect"))?;
 
     let mut tracker = Tracker::new(config.start.board().clone(), track::Options::default());
@@ -239,6 +249,7 @@ pub fn run(config: &Config, stop: Arc<AtomicBool>, progress: &mut dyn FnMut(&Pro
         progress(&sinks.progress(&summary, running.dropped.load(Ordering::Relaxed)));
     }
     capture_stop.store(true, Ordering::Relaxed);
+    let prepared = prepare_thread.join().map_err(|_| PipelineError::Thread("prepare"))?;
     let detected = detect_thread.join().map_err(|_| PipelineError::Thread("detect"))?;
     decide_thread.join().map_err(|_| PipelineError::Thread("decide"))?;
     let captured = running.thread.join().map_err(|_| PipelineError::Thread("capture"))?;
@@ -250,6 +261,7 @@ pub fn run(config: &Config, stop: Arc<AtomicBool>, progress: &mut dyn FnMut(&Pro
         return Err(e);
     }
     detected?;
+    prepared?;
     captured?;
     Ok(summary)
 }
