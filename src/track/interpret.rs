@@ -51,8 +51,10 @@
 //!   a `brush` when it was a graze on the way elsewhere;
 //! - a displaced piece is a `knock`.
 //!
-//! Lifts and releases carry `conf` 0.95 (the board showed them for several readings); touches
-//! carry theirs (see `contacts`).
+//! Lifts and releases carry `conf` 0.95 (the board showed them for several readings), except a
+//! release soon after the lift ([`QUICK_CONF`]) and a held piece set down on another square
+//! where no hand was seen ([`UNSEEN_CONF`]: the readings lost the hand, or a piece carried over
+//! the square read as set down there); touches carry theirs (see `contacts`).
 
 use shakmaty::{Board, Color, Piece, Rank, Role, Square};
 
@@ -595,7 +597,15 @@ impl Interpreter {
                                 }
                                 // At once, or back where it stood after another piece of its
                                 // player's moved: see `QUICK_S`.
-                                let conf = if t - lifted < QUICK_S || (from == sq && other_moved) { QUICK_CONF } else { BOARD_CONF };
+                                let conf = if t - lifted < QUICK_S || (from == sq && other_moved) {
+                                    QUICK_CONF
+                                } else if hand.is_none() && from != sq {
+                                    // Set down where no hand was seen: the readings lost the
+                                    // hand, or a piece carried over the square read as set down.
+                                    UNSEEN_CONF
+                                } else {
+                                    BOARD_CONF
+                                };
                                 if from != sq {
                                     for h in self.held.iter_mut().filter(|h| not_together(held, h.piece)) {
                                         h.other_moved = true;
