@@ -2,7 +2,7 @@
 //! a copy with one event dropped and one ruling added scores exactly that; the gate and bad
 //! input give their exit codes.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::{Value, json};
@@ -41,11 +41,9 @@ fn predictions(root: &Path, clip: &str, corrupt: impl Fn(&mut Vec<Value>, &mut V
     std::fs::write(dir.join("summary.json"), summary.to_string()).unwrap();
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("touchmove-eval-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A scratch folder, removed when dropped.
+fn tmp(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new().prefix(&format!("touchmove-eval-{name}-")).tempdir().unwrap()
 }
 
 fn eval(dir: &Path, extra: &[&str]) -> (Output, Value) {
@@ -73,13 +71,14 @@ const GATE: &str = r#"{"format":"touchmove-eval-thresholds/1",
 
 #[test]
 fn the_labels_own_predictions_score_perfect_and_pass_a_perfect_gate() {
-    let dir = tmp("perfect");
+    let scratch = tmp("perfect");
+    let dir = scratch.path();
     for clip in CLIPS {
         predictions(&dir.join("pred"), clip, |_, _| {});
     }
     std::fs::write(dir.join("gate.json"), GATE).unwrap();
     let plots = dir.join("plots");
-    let (out, report) = eval(&dir, &["--thresholds", dir.join("gate.json").to_str().unwrap(), "--plots", plots.to_str().unwrap()]);
+    let (out, report) = eval(dir, &["--thresholds", dir.join("gate.json").to_str().unwrap(), "--plots", plots.to_str().unwrap()]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     for metric in ["events.precision", "events.recall", "moves.exact_clips", "moves.plies", "moves.in_window", "hands_per_move.accuracy"] {
@@ -100,7 +99,8 @@ fn the_labels_own_predictions_score_perfect_and_pass_a_perfect_gate() {
 
 #[test]
 fn one_dropped_event_and_one_extra_ruling_score_exactly_that() {
-    let dir = tmp("corrupt");
+    let scratch = tmp("corrupt");
+    let dir = scratch.path();
     // touch-own-4.3.1: its first event (the touch of g1) dropped, a 4.3.2 violation added.
     predictions(&dir.join("pred"), CLIPS[0], |events, records| {
         events.remove(0);
@@ -109,7 +109,7 @@ fn one_dropped_event_and_one_extra_ruling_score_exactly_that() {
     });
     predictions(&dir.join("pred"), CLIPS[1], |_, _| {});
     std::fs::write(dir.join("gate.json"), GATE).unwrap();
-    let (out, report) = eval(&dir, &["--thresholds", dir.join("gate.json").to_str().unwrap()]);
+    let (out, report) = eval(dir, &["--thresholds", dir.join("gate.json").to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     // Scored events: touch, lift, release in the first clip; two lifts and two releases in the other.
     assert_eq!(total(&report, "events.recall"), json!(6.0 / 7.0));
@@ -131,15 +131,16 @@ fn one_dropped_event_and_one_extra_ruling_score_exactly_that() {
 
 #[test]
 fn bad_input_exits_2_naming_the_file() {
-    let dir = tmp("bad");
+    let scratch = tmp("bad");
+    let dir = scratch.path();
     predictions(&dir.join("pred"), CLIPS[0], |_, _| {});
     // No predictions at all for the second clip.
-    let (out, _) = eval(&dir, &[]);
+    let (out, _) = eval(dir, &[]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("two-hands-castling: no predictions"));
     // A malformed line names the file and line.
     predictions(&dir.join("pred"), CLIPS[1], |events, _| events[1] = json!({"t": 1.0, "ev": "lift", "hand": "w1", "frame": 20}));
-    let (out, _) = eval(&dir, &[]);
+    let (out, _) = eval(dir, &[]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("two-hands-castling/events.jsonl:2: field `sq`"), "{stderr}");

@@ -408,10 +408,9 @@ mod tests {
         std::fs::write(dir.join("labels.json"), text).unwrap();
     }
 
-    fn tmp(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("touchmove-labels-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        dir
+    /// A scratch folder, removed when dropped.
+    fn tmp(name: &str) -> tempfile::TempDir {
+        tempfile::Builder::new().prefix(&format!("touchmove-labels-{name}-")).tempdir().unwrap()
     }
 
     #[test]
@@ -434,7 +433,8 @@ mod tests {
 
     #[test]
     fn partial_labels_replay_the_moves_and_keep_unlabelled_parts_absent() {
-        let dir = tmp("partial");
+        let scratch = tmp("partial");
+        let dir = scratch.path().to_path_buf();
         write(
             &dir,
             r#"{"format":"touchmove-clip-labels/partial-1","fen":"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
@@ -453,7 +453,8 @@ mod tests {
 
     #[test]
     fn bad_labels_name_the_file_and_field() {
-        let dir = tmp("bad");
+        let scratch = tmp("bad");
+        let dir = scratch.path().to_path_buf();
         let cases = [
             (r#"{"format":"touchmove-clip-labels/partial-1","fen":"8/8/8/8/8/8/8/8 w - - 0 1"}"#, "field `fen`"),
             (

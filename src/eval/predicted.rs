@@ -216,10 +216,11 @@ fn summary(path: &Path) -> Result<Summary, String> {
 mod tests {
     use super::*;
 
-    fn dir_with(name: &str, files: &[(&str, &str)]) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("touchmove-predicted-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+    /// A scratch folder (removed when dropped) with the four files, `files` in place of the
+    /// defaults.
+    fn dir_with(name: &str, files: &[(&str, &str)]) -> tempfile::TempDir {
+        let scratch = tempfile::Builder::new().prefix(&format!("touchmove-predicted-{name}-")).tempdir().unwrap();
+        let dir = scratch.path();
         let defaults = [
             ("events.jsonl", r#"{"t":1.0,"ev":"touch","sq":"g1","hand":"w1","conf":0.9,"frame":20}"#),
             ("rulings.jsonl", r#"{"t":4.4,"kind":"move","ply":1,"side":"w","uci":"f1c4","san":"Bc4","fen":"x","made_t":4.4}"#),
@@ -232,12 +233,12 @@ mod tests {
         for (file, text) in files {
             std::fs::write(dir.join(file), text).unwrap();
         }
-        dir
+        scratch
     }
 
     #[test]
     fn loads_the_four_files() {
-        let p = Predicted::load(&dir_with("ok", &[])).unwrap();
+        let p = Predicted::load(dir_with("ok", &[]).path()).unwrap();
         assert_eq!(p.events[0].frame, 20);
         assert_eq!(p.moves[0].uci.to_string(), "f1c4");
         assert_eq!(p.track[0].hands, 0);
@@ -260,11 +261,11 @@ mod tests {
             ("summary.json", r#"{"frames":10,"analysed":20,"seconds":1,"video_seconds":1}"#, "summary.json: fields `analysed`"),
         ];
         for (file, text, want) in cases {
-            let e = Predicted::load(&dir_with("bad", &[(file, text)])).unwrap_err();
+            let e = Predicted::load(dir_with("bad", &[(file, text)]).path()).unwrap_err();
             assert!(e.contains(want), "{file} {text}: {e}");
         }
-        let dir = dir_with("missing", &[]);
-        std::fs::remove_file(dir.join("track.jsonl")).unwrap();
-        assert!(Predicted::load(&dir).unwrap_err().contains("track.jsonl: cannot read"));
+        let scratch = dir_with("missing", &[]);
+        std::fs::remove_file(scratch.path().join("track.jsonl")).unwrap();
+        assert!(Predicted::load(scratch.path()).unwrap_err().contains("track.jsonl: cannot read"));
     }
 }

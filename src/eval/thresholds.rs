@@ -88,7 +88,8 @@ mod tests {
 
     #[test]
     fn load_rejects_other_formats_and_unknown_fields() {
-        let path = std::env::temp_dir().join(format!("touchmove-thresholds-{}.json", std::process::id()));
+        let scratch = tempfile::Builder::new().prefix("touchmove-thresholds-").tempdir().unwrap();
+        let path = scratch.path().join("thresholds.json");
         std::fs::write(&path, r#"{"format":"touchmove-eval-thresholds/1","min":{"events.recall":0.5}}"#).unwrap();
         assert_eq!(Thresholds::load(&path).unwrap().min["events.recall"], 0.5);
         std::fs::write(&path, r#"{"format":"x","min":{}}"#).unwrap();
