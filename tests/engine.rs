@@ -284,6 +284,10 @@ fn two_hands_are_an_illegal_move_only_when_the_tracker_is_sure_of_both() {
     assert_eq!(summary(&run(ITALIAN, CLOCK, &script("conf=0.6"))), ["illegal 7.5.4", "move Bxf7+"]);
     // The tracker doubts the second hand is not the first one back.
     assert_eq!(summary(&run(ITALIAN, CLOCK, &script("hand_conf=0.6"))), ["judgement 7.5.4", "move Bxf7+"]);
+    // Doubted at the lift only: the hand that released the bishop is the one that lifted it, so
+    // it may be the first one back all the same.
+    let lift_doubted = "1 w2 lift f7\n2 w2 remove\n3 w1 lift c4 hand_conf=0.6\n4 w1 release f7\n5 w1 press";
+    assert_eq!(summary(&run(ITALIAN, CLOCK, lift_doubted)), ["judgement 7.5.4", "move Bxf7+"]);
 }
 
 #[test]

@@ -119,8 +119,9 @@ struct Turn {
 #[derive(Clone, Copy, Debug)]
 struct Handled {
     hand: Hand,
-    /// The highest `hand_conf` of its events: under `Options::min_conf`, the tracker doubts it
-    /// was this hand and not its player's other one (see `Engine::sure_hands`).
+    /// The lowest `hand_conf` of its events: under `Options::min_conf`, the tracker doubts it
+    /// was this hand and not its player's other one at one of them at least, and a hand is one
+    /// from its first event to its last (see `Engine::sure_hands`).
     conf: f32,
 }
 
@@ -500,7 +501,7 @@ impl Engine {
         self.turn.declared = false;
         let conf = ev.hand_conf.unwrap_or(1.0);
         match self.turn.hands.iter_mut().find(|h| h.hand == ev.hand) {
-            Some(h) => h.conf = h.conf.max(conf),
+            Some(h) => h.conf = h.conf.min(conf),
             None => self.turn.hands.push(Handled { hand: ev.hand, conf }),
         }
     }
@@ -922,7 +923,7 @@ impl Engine {
     }
 
     /// How many hands handled pieces in the move in progress, the tracker sure of their identity
-    /// (`hand_conf` at least `Options::min_conf`) in one event at least.
+    /// (`hand_conf` at least `Options::min_conf`) in every event.
     fn sure_hands(&self) -> usize {
         self.turn.hands.iter().filter(|h| h.conf >= self.opts.min_conf).count()
     }
