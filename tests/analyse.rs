@@ -275,7 +275,8 @@ fn the_real_overhead_clip_re_encoded_or_at_half_size_gives_the_same_moves() {
 #[test]
 fn a_camera_bumped_between_moves_is_re_calibrated_and_the_game_read_on() {
     // Six quiet seconds of the start, then the camera knocked 14 px right and 8 px down (a third
-    // of a square), six quiet seconds more, then the whole clip as the bumped camera sees it.
+    // of a square), six quiet seconds more (to 12 s), then the whole clip as the bumped camera
+    // sees it.
     use opencv::core::{Mat, Scalar, Size};
     use opencv::prelude::*;
     use opencv::{imgproc, videoio};
@@ -290,7 +291,7 @@ fn a_camera_bumped_between_moves_is_re_calibrated_and_the_game_read_on() {
     let shift = Mat::from_slice_2d(&[[1.0f64, 0.0, 14.0], [0.0, 1.0, 8.0]]).unwrap();
     let bump = |frame: &Mat| {
         let mut out = Mat::default();
-        imgproc::warp_affine(frame, &mut out, &shift, frame.size().unwrap(), imgproc::INTER_LINEAR, opencv::core::BORDER_REPLICATE, Scalar::default()).unwrap();
+        imgproc::warp_affine(frame, &mut out, &shift, frame.size().unwrap(), imgproc::INTER_LINEAR, opencv::core::BORDER_REFLECT_101, Scalar::default()).unwrap();
         out
     };
     let mut frame = Mat::default();
@@ -316,8 +317,11 @@ fn a_camera_bumped_between_moves_is_re_calibrated_and_the_game_read_on() {
     assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
     let records: Vec<serde_json::Value> = std::fs::read_to_string(out.join("rulings.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let a = Analysed { out: root.clone(), records };
-    let warnings: Vec<&str> = a.records.iter().filter(|r| r["kind"] == "warning").filter_map(|r| r["text"].as_str()).collect();
-    assert!(warnings.iter().any(|w| w.contains("the board moved in the image") && w.contains("re-calibrated")), "{warnings:?}");
+    let warnings: Vec<&serde_json::Value> = a.records.iter().filter(|r| r["kind"] == "warning").collect();
+    // Found in the still stretch, before the game goes on: a hand resting in the margin, or
+    // the margin misread on the shifted grid, hides none of the grid the check looks at.
+    let moved = warnings.iter().find(|w| w["text"].as_str().is_some_and(|t| t.contains("the board moved in the image") && t.contains("re-calibrated")));
+    assert!(moved.is_some_and(|w| w["t"].as_f64().unwrap() < 12.0), "{warnings:?}");
     assert_eq!(moves(&a), ["e1g1", "e8c8"]);
     assert!(rulings(&a).is_empty(), "{:?}", rulings(&a));
 }

@@ -1,5 +1,5 @@
 //! The detect stage: runs the board model on the frames the prepare stage warped for it, and
-//! tells that stage whether the last reading showed a hand over the board.
+//! tells that stage whether the last reading showed a hand over the playing area.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -10,7 +10,8 @@ use super::prepare::{Prepared, View};
 use super::{Analysed, PipelineError};
 use crate::detect::{Model, Reading};
 
-/// A hand-map cell above this means a hand is over the board (no drift check then).
+/// A hand-map cell over the playing area above this means a hand is over the board, hiding
+/// some of the grid (no drift check then). Hands in the margin hide none of it.
 const HAND_SEEN: f32 = 0.5;
 
 /// Runs `model` on every frame prepared to be read, until the frames end or the next stage hangs
@@ -34,5 +35,7 @@ pub(super) fn run(mut model: Model, quiet: Arc<AtomicBool>, frames: Receiver<Pre
 }
 
 fn hands_seen(reading: &Reading) -> bool {
-    reading.hands.white.iter().chain(&reading.hands.black).any(|&p| p > HAND_SEEN)
+    let map = &reading.hands;
+    let over = |i: usize| map.square_at(i / map.side, i % map.side).is_some();
+    map.white.iter().zip(&map.black).enumerate().any(|(i, (&w, &b))| w.max(b) > HAND_SEEN && over(i))
 }

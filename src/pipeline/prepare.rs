@@ -67,7 +67,7 @@ pub(super) struct Preparer {
     watch: Option<Watch>,
     last_check: f64,
     lost_warned: bool,
-    /// Set by the model's stage: its last reading showed no hand over the board.
+    /// Set by the model's stage: its last reading showed no hand over the playing area.
     quiet: Arc<AtomicBool>,
 }
 
