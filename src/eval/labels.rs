@@ -53,9 +53,11 @@ pub struct ExpectedRuling {
     pub article: Article,
     /// The player in breach.
     pub side: Color,
-    /// Seconds: the window's start (rendered: the time the engine gave it).
+    /// Seconds: the window's start (rendered: the offender's last visible event at or before
+    /// the time the labels' engine gave it, since that engine saw the clock and may rule at a
+    /// press no camera sees).
     pub from: f64,
-    /// Seconds: the window's end (rendered: the same time).
+    /// Seconds: the window's end (rendered: the time the labels' engine gave it).
     pub to: f64,
 }
 
@@ -342,11 +344,15 @@ fn parse_rules(records: &[Value], events: &[FramedEvent]) -> Result<(Vec<Expecte
             "ruling" => {
                 let verdict = string("verdict")?;
                 let article = string("article")?;
+                let side = side()?;
+                // The labels' engine saw the clock and may rule at the press; a camera that
+                // cannot see the clock rules at the offender's last act it can see.
+                let from = events.iter().rev().find(|e| e.event.hand.side == side && e.event.t <= t).map_or(t, |e| e.event.t);
                 rulings.push(ExpectedRuling {
                     verdict: Verdict::parse(verdict).ok_or_else(|| format!("rules[{i}]: field `verdict`: {verdict:?} is not a verdict"))?,
                     article: Article::parse(article).ok_or_else(|| format!("rules[{i}]: field `article`: {article:?} is not an article"))?,
-                    side: side()?,
-                    from: t,
+                    side,
+                    from,
                     to: t,
                 });
             }
@@ -428,6 +434,8 @@ mod tests {
         assert_eq!(moves[0].from, events[0].event.t);
         let rulings = labels.rulings.as_ref().unwrap();
         assert_eq!((rulings[0].article, rulings[0].verdict), (Article::A7_5_4, Verdict::Illegal));
+        // Ruled at the clock press (4.2 s), which no camera sees: from the rook's release.
+        assert_eq!((rulings[0].from, rulings[0].to), (3.4, 4.2));
         assert_eq!(labels.frames.as_ref().unwrap().len() as f64, labels.duration.unwrap() * 20.0);
     }
 

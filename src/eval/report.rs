@@ -182,7 +182,7 @@ fn tolerance_note(tol: Tolerances) -> String {
     format!(
         "Events match within ±{} frames (same kind and square, one to one, earliest first); a move is timed by when it was made, \
 against [its first labelled event − {s} s, its completion + {s} s]; rulings match by article and side within ±{s} s of the \
-labelled window. `press` and `adjust` are not scored as events (the clock is out of view; declarations are spoken).",
+labelled window (rendered labels: from the offender's last visible act to when the labels' engine, which saw the clock, ruled). `press` and `adjust` are not scored as events (the clock is out of view; declarations are spoken).",
         tol.frames,
         s = tol.seconds
     )
