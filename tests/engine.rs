@@ -54,6 +54,16 @@ fn a_captured_piece_kept_in_the_hand_is_off_the_board() {
 }
 
 #[test]
+fn a_piece_set_down_on_one_of_its_own_colour_is_still_in_the_hand() {
+    // The readings lost the rook on a1 under the arm and saw it back as the bishop set down.
+    let out = run(ITALIAN, CLOCK, "1 w1 lift c4\n2 w1 release a1\n3 w1 release d3\n4 w1 press");
+    assert_eq!(
+        summary(&out),
+        ["warning: bishop released on a1 by w1, where the rook stands: no piece takes one of its own colour, so the bishop is taken to be still in the hand.", "move Bd3"]
+    );
+}
+
+#[test]
 fn illegal_castling_completed_with_the_rook_is_an_illegal_move() {
     // The bishop on c4 covers f1: kingside castling is illegal.
     let fen = "r3k2r/ppp2ppp/8/8/2b5/8/PPP2PPP/R3K2R w KQkq - 0 1";

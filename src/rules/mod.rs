@@ -405,6 +405,15 @@ impl Engine {
                 }
             }
             Action::Release(sq) => {
+                // One square holds one piece, and no player takes their own: a piece set down
+                // where one of its colour stands, not seen to leave, is the readings' mistake.
+                if let (Some(p), Some(under)) = (self.phys.would_let_go(hand, hand.side, Some(sq)), self.phys.at(sq))
+                    && p.piece.color == under.piece.color
+                {
+                    let (role, there) = (describe::role(p.piece.role), describe::piece(under.piece, hand.side));
+                    self.warn(ev.t, format!("{role} released on {sq} by {hand}, where {there} stands: no piece takes one of its own colour, so the {role} is taken to be still in the hand."), out);
+                    return;
+                }
                 let Some(p) = self.phys.let_go(hand, hand.side, Some(sq)) else {
                     self.warn(ev.t, format!("release on {sq} by {hand}, which holds no piece; ignored."), out);
                     return;

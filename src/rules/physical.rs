@@ -74,11 +74,21 @@ impl Physical {
     /// the last piece of `color` it picked up (a hand holding its own piece and a captured one
     /// puts its own on the board and the captured one aside); else the last piece it picked up.
     pub fn let_go(&mut self, hand: Hand, color: Color, onto: Option<Square>) -> Option<Tracked> {
+        let i = self.letting_go(hand, color, onto)?;
+        Some(self.held.remove(i).1)
+    }
+
+    /// The piece [`Physical::let_go`] would let go, left in the hand.
+    pub fn would_let_go(&self, hand: Hand, color: Color, onto: Option<Square>) -> Option<Tracked> {
+        self.letting_go(hand, color, onto).map(|i| self.held[i].1)
+    }
+
+    /// The index in `held` of the piece [`Physical::let_go`] lets go.
+    fn letting_go(&self, hand: Hand, color: Color, onto: Option<Square>) -> Option<usize> {
         let reaches = |t: &Tracked, sq: Square| t.origin.is_some_and(|from| crate::reach::could_move(t.piece, from, sq, &self.board));
         let in_hand = |c: Color| self.held.iter().any(|(h, t)| *h == hand && t.piece.color == c);
         let mixed = in_hand(Color::White) && in_hand(Color::Black);
-        let i = onto
-            .and_then(|sq| self.castling_piece(hand, color, sq))
+        onto.and_then(|sq| self.castling_piece(hand, color, sq))
             .or_else(|| onto.and_then(|sq| self.held.iter().position(|(h, t)| *h == hand && t.piece.color == color && t.origin == Some(sq))))
             .or_else(|| {
                 let sq = onto.filter(|_| mixed)?;
@@ -86,8 +96,7 @@ impl Physical {
                 of(color).or_else(|| of(!color))
             })
             .or_else(|| self.held.iter().rposition(|(h, t)| *h == hand && t.piece.color == color))
-            .or_else(|| self.held.iter().rposition(|(h, _)| *h == hand))?;
-        Some(self.held.remove(i).1)
+            .or_else(|| self.held.iter().rposition(|(h, _)| *h == hand))
     }
 
     /// The index in `held` of the piece castling would put on `sq`, if `hand` holds `color`'s
