@@ -325,3 +325,30 @@ fn a_camera_bumped_between_moves_is_re_calibrated_and_the_game_read_on() {
     assert_eq!(moves(&a), ["e1g1", "e8c8"]);
     assert!(rulings(&a).is_empty(), "{:?}", rulings(&a));
 }
+
+#[test]
+fn bench_measures_decode_and_offline_alternately_and_writes_every_run() {
+    let dir = Path::new("fixtures/clips/touch-own-4.3.1");
+    let labels: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("labels.json")).unwrap()).unwrap();
+    let scratch = tempfile::Builder::new().prefix("touchmove-bench-").tempdir().unwrap();
+    let json = scratch.path().join("bench.json");
+    let result = Command::new(env!("CARGO_BIN_EXE_touchmove"))
+        .args(["bench", dir.join("clip.mp4").to_str().unwrap(), "--calibration", dir.join("calibration.json").to_str().unwrap()])
+        .args(["--fen", labels["fen"].as_str().unwrap(), "--no-live", "--repeat", "2", "--json", json.to_str().unwrap()])
+        .output()
+        .expect("touchmove runs");
+    assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
+    let stdout = String::from_utf8_lossy(&result.stdout);
+    assert!(stdout.contains("medians of 2 runs"), "{stdout}");
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(doc["frames"], labels["n_frames"]);
+    let runs = |key: &str| -> Vec<f64> { doc[key].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect() };
+    let (decode, offline, ratios) = (runs("decode_fps_runs"), runs("offline_fps_runs"), runs("offline_to_decode_runs"));
+    assert_eq!((decode.len(), offline.len(), ratios.len()), (2, 2, 2));
+    for i in 0..2 {
+        assert!(decode[i] > 0.0 && offline[i] > 0.0 && (ratios[i] - offline[i] / decode[i]).abs() < 1e-9, "{doc}");
+    }
+    let ratio = doc["offline_to_decode"].as_f64().unwrap();
+    assert!((ratios[0].min(ratios[1])..=ratios[0].max(ratios[1])).contains(&ratio), "{doc}");
+    assert!(doc["live_latency_s_p95"].is_null() && doc["model_ms_median"].as_f64().unwrap() > 0.0, "{doc}");
+}

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
+use opencv::core::Mat;
 use serde_json::json;
 
 use super::Exit;
@@ -21,7 +22,8 @@ use crate::pipeline::{self, Summary};
     about = "Measure throughput, model time, live latency and memory on a recording",
     long_about = "Measures, on one recording and in one run (build with --release):\n\
   decode: frames per second of decoding alone;\n\
-  offline: frames per second of `analyse` (nothing dropped), and its ratio to decode;\n\
+  offline: frames per second of `analyse` (nothing dropped), and its ratio to decode (with \
+--repeat N, both measured N times alternately: the medians, and the ratio's range);\n\
   model: milliseconds per frame of the board model alone (warped input, --threads threads);\n\
   live: the file played at its own frame rate into the live pipeline: per event, the delay from \
 the capture of the frame that revealed it to its emission (50th and 95th percentile), and frames dropped;\n\
@@ -39,6 +41,10 @@ pub struct Args {
     /// Skip the live run (it takes as long as the video).
     #[arg(long)]
     pub no_live: bool,
+    /// Measure decode and offline throughput this many times, alternately, and report the
+    /// median and the range of their ratio (a shared machine's speed drifts from run to run).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=50))]
+    pub repeat: u32,
     /// The board, the game and the model.
     #[command(flatten)]
     pub game: GameArgs,
@@ -56,26 +62,11 @@ pub fn run(args: &Args, out: &mut impl std::io::Write) -> Exit {
         Ok(c) => c,
         Err(e) => return Exit::BadInput(e),
     };
-    // decode alone
-    let mut capture = match Capture::open(&source) {
-        Ok(c) => c,
-        Err(e) => return Exit::BadInput(e.to_string()),
+    let (frames, first) = match decode(&source) {
+        Ok((frames, _, Some(first))) => (frames, first),
+        Ok((_, _, None)) => return Exit::BadInput(format!("{}: no frames", args.video.display())),
+        Err(e) => return Exit::BadInput(e),
     };
-    let started = Instant::now();
-    let mut frames = 0u64;
-    let mut first = None;
-    loop {
-        match capture.next_frame() {
-            Ok(Some(f)) => {
-                frames += 1;
-                first.get_or_insert(f.image);
-            }
-            Ok(None) => break,
-            Err(e) => return Exit::BadInput(e.to_string()),
-        }
-    }
-    let decode_fps = frames as f64 / started.elapsed().as_secs_f64().max(1e-9);
-    let Some(first) = first else { return Exit::BadInput(format!("{}: no frames", args.video.display())) };
     // the model alone
     let mut model = match Model::load(&config.model, config.threads) {
         Ok(m) => m,
@@ -97,12 +88,30 @@ pub fn run(args: &Args, out: &mut impl std::io::Write) -> Exit {
     }
     model_ms.sort_by(f64::total_cmp);
     drop(model);
-    // offline
-    let offline: Summary = match pipeline::run(&config, Arc::new(AtomicBool::new(false)), &mut |_| {}) {
-        Ok(s) => s,
-        Err(e) => return Exit::Failed(e.to_string()),
+    // decode alone and offline, alternately
+    let (mut decode_runs, mut offline_runs, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    let mut offline = Summary::default();
+    for _ in 0..args.repeat {
+        let decode_fps = match decode(&source) {
+            Ok((n, seconds, _)) => n as f64 / seconds.max(1e-9),
+            Err(e) => return Exit::BadInput(e),
+        };
+        offline = match pipeline::run(&config, Arc::new(AtomicBool::new(false)), &mut |_| {}) {
+            Ok(s) => s,
+            Err(e) => return Exit::Failed(e.to_string()),
+        };
+        let offline_fps = offline.frames as f64 / offline.seconds.max(1e-9);
+        decode_runs.push(decode_fps);
+        offline_runs.push(offline_fps);
+        ratios.push(offline_fps / decode_fps);
+    }
+    let median = |v: &[f64]| {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        percentile(&v, 0.5).unwrap_or(f64::NAN)
     };
-    let offline_fps = offline.frames as f64 / offline.seconds.max(1e-9);
+    let (decode_fps, offline_fps, ratio) = (median(&decode_runs), median(&offline_runs), median(&ratios));
+    let range = |v: &[f64]| (v.iter().copied().fold(f64::INFINITY, f64::min), v.iter().copied().fold(f64::NEG_INFINITY, f64::max));
     // live
     let live = if args.no_live {
         None
@@ -122,11 +131,16 @@ pub fn run(args: &Args, out: &mut impl std::io::Write) -> Exit {
     };
     let peak = pipeline::peak_mib();
     let ms = |v: Option<f64>| v.map_or("-".to_string(), |s| format!("{:.1} ms", s * 1000.0));
+    let runs = if args.repeat > 1 {
+        let (lo, hi) = range(&ratios);
+        format!(", medians of {} runs, ratio {lo:.2}-{hi:.2}", args.repeat)
+    } else {
+        String::new()
+    };
     let mut text = format!(
-        "{}: {} frames\ndecode only      {decode_fps:.1} frames/s\noffline analyse  {offline_fps:.1} frames/s ({:.2}x decode; {} of {} frames through the model)\nmodel            {:.2} ms/frame median, {:.2} ms 95th percentile ({} threads)\n",
+        "{}: {} frames\ndecode only      {decode_fps:.1} frames/s\noffline analyse  {offline_fps:.1} frames/s ({ratio:.2}x decode{runs}; {} of {} frames through the model)\nmodel            {:.2} ms/frame median, {:.2} ms 95th percentile ({} threads)\n",
         args.video.display(),
         frames,
-        offline_fps / decode_fps,
         offline.analysed,
         offline.frames,
         percentile(&model_ms, 0.5).unwrap_or(f64::NAN),
@@ -147,7 +161,8 @@ pub fn run(args: &Args, out: &mut impl std::io::Write) -> Exit {
     if let Some(path) = &args.json {
         let doc = json!({
             "video": args.video, "frames": frames, "decode_fps": decode_fps, "offline_fps": offline_fps,
-            "offline_to_decode": offline_fps / decode_fps, "analysed": offline.analysed,
+            "offline_to_decode": ratio, "analysed": offline.analysed,
+            "decode_fps_runs": decode_runs, "offline_fps_runs": offline_runs, "offline_to_decode_runs": ratios,
             "model_ms_median": percentile(&model_ms, 0.5), "model_ms_p95": percentile(&model_ms, 0.95), "threads": config.threads,
             "live_latency_s_median": live.as_ref().and_then(|l| percentile(&l.latencies, 0.5)),
             "live_latency_s_p95": live.as_ref().and_then(|l| percentile(&l.latencies, 0.95)),
@@ -163,4 +178,17 @@ pub fn run(args: &Args, out: &mut impl std::io::Write) -> Exit {
         Ok(()) => Exit::Ok,
         Err(e) => Exit::Failed(e.to_string()),
     }
+}
+
+/// Decodes the whole of `source` as fast as it goes: the frames, the seconds it took (from the
+/// first read, after opening) and the first frame.
+fn decode(source: &Source) -> Result<(u64, f64, Option<Mat>), String> {
+    let mut capture = Capture::open(source).map_err(|e| e.to_string())?;
+    let started = Instant::now();
+    let (mut frames, mut first) = (0u64, None);
+    while let Some(f) = capture.next_frame().map_err(|e| e.to_string())? {
+        frames += 1;
+        first.get_or_insert(f.image);
+    }
+    Ok((frames, started.elapsed().as_secs_f64(), first))
 }
