@@ -303,6 +303,7 @@ fn a_camera_bumped_between_moves_is_re_calibrated_and_the_game_read_on() {
     for _ in 0..120 {
         writer.write(&bump(&first)).unwrap();
     }
+    // The clip from its first frame on, bumped.
     writer.write(&bump(&first)).unwrap();
     while cap.read(&mut frame).unwrap() && !frame.empty() {
         writer.write(&bump(&frame)).unwrap();
