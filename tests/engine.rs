@@ -64,6 +64,20 @@ fn a_piece_set_down_on_one_of_its_own_colour_is_still_in_the_hand() {
 }
 
 #[test]
+fn a_promotion_exchanged_by_an_arm_taken_for_the_opponents_is_the_movers() {
+    // White's arm reaches across the board to exchange the pawn on e8: the tracker gives the
+    // hand Black's side, as it does an arm crossing Black's edge.
+    let fen = "8/4P1k1/8/8/8/8/6K1/8 w - - 0 1";
+    let script = "1 w1 lift e7\n2 w1 release e8\n3 b2 lift e8\n4 b2 remove\n5 b2 place e8 Q\n6 b1 lift g7\n7 b1 release h6";
+    let out = run(fen, Options::default(), script);
+    let decided: Vec<String> = summary(&out).into_iter().filter(|s| !s.starts_with("warning")).collect();
+    assert_eq!(decided, ["move e8=Q", "move Kh6"]);
+    let warnings: Vec<String> = summary(&out).into_iter().filter(|s| s.starts_with("warning")).collect();
+    assert!(warnings.iter().any(|w| w.contains("b2 lifted White's pawn on e8 while White has the move: taken as White's hand")), "{warnings:?}");
+    assert!(warnings.iter().any(|w| w.contains("b2 set White's queen on e8 while White has the move: taken as White's hand")), "{warnings:?}");
+}
+
+#[test]
 fn illegal_castling_completed_with_the_rook_is_an_illegal_move() {
     // The bishop on c4 covers f1: kingside castling is illegal.
     let fen = "r3k2r/ppp2ppp/8/8/2b5/8/PPP2PPP/R3K2R w KQkq - 0 1";

@@ -46,6 +46,11 @@ pub struct Options {
     pub min_conf: f32,
 }
 
+/// The `hand_conf` of an event the engine gives to the other player's hand (see
+/// `Engine::reside`): which of that player's hands it was, the tracker's number does not say, so a
+/// move it takes part in is not counted as played with two hands for sure (4.1).
+const RESIDED_CONF: f32 = 0.5;
+
 impl Default for Options {
     fn default() -> Options {
         Options { clock: false, declarations: false, time_control: TimeControl::Standard, min_conf: 0.7 }
@@ -215,30 +220,44 @@ impl Engine {
     /// sides (footage cut to the playing area shows no arm at all). A piece the move captures
     /// is not such a lift: until it is off the board (en passant), the move is not made. So
     /// does a hand of the player not to move that lifts a piece of the mover's, one none of its
-    /// player's pieces could take, before the mover has moved or holds a piece: no player moves
-    /// the opponent's pieces for them (one that could take it may be that player's move, the
-    /// turn missed). The hand goes by the other id until it has set that move's piece down; a
-    /// warning says so.
+    /// player's pieces could take where the pieces stand, before the mover has moved or holds a
+    /// piece, or the mover's pawn released on the last rank: no player moves the opponent's
+    /// pieces for them (one that could take it may be that player's move, the turn missed), and
+    /// a pawn on the last rank is exchanged by its own player (the arm reaching across the board
+    /// to do it is easily taken for the opponent's), as is a promotion piece of the mover's set
+    /// there from off the board. The hand goes by the other id until it has set that move's
+    /// piece down; a warning says so.
     fn reside(&mut self, ev: &Event, out: &mut Vec<Record>) -> Event {
         if let Some((hand, by)) = self.resided
             && ev.hand == hand
         {
-            return Event { hand: by, ..*ev };
+            return Event { hand: by, hand_conf: Some(RESIDED_CONF), ..*ev };
         }
         let mover = self.pos.turn();
+        // A promotion piece of the mover's set on the last rank: the mover's, whatever hand.
+        if let Action::Place { sq, piece } = ev.action
+            && ev.hand.side != mover
+            && piece.color == mover
+            && sq.rank() == mover.other().backrank()
+            && !self.phys.holds(ev.hand)
+        {
+            let text = format!("{} set {} on {sq} while {} has the move: taken as {}'s hand.", ev.hand, describe::piece(piece, mover.other()), describe::side(mover), describe::side(mover));
+            return self.take_as(ev, mover, text, out);
+        }
         let Action::Lift(sq) = ev.action else { return *ev };
         let board = self.pos.board();
+        let now = self.phys.board();
+        let made = self.turn.made.is_some() && self.turn.deviated_at.is_none();
+        let unexchanged = |p: &Tracked| p.piece.role == Role::Pawn && sq.rank() == mover.other().backrank();
         if ev.hand.side != mover
             && !self.phys.holds(ev.hand)
             && !self.phys.side_holds_own(mover)
-            && self.phys.board() == board
-            && board.attacks_to(sq, mover.other(), board.occupied()).is_empty()
-            && let Some(p) = self.phys.at(sq).filter(|p| p.piece.color == mover)
+            && now.attacks_to(sq, mover.other(), now.occupied()).is_empty()
+            && let Some(p) = self.phys.at(sq).filter(|p| p.piece.color == mover && (now == board || unexchanged(p)))
         {
             let text = format!("{} lifted {} on {sq} while {} has the move: taken as {}'s hand.", ev.hand, describe::piece(p.piece, mover.other()), describe::side(mover), describe::side(mover));
             return self.take_as(ev, mover, text, out);
         }
-        let made = self.turn.made.is_some() && self.turn.deviated_at.is_none();
         if !made || ev.hand.side != mover || self.phys.holds(ev.hand) || self.phys.side_holds_own(mover) {
             return *ev;
         }
@@ -247,13 +266,21 @@ impl Engine {
         self.take_as(ev, mover.other(), text, out)
     }
 
-    /// `ev` by `side`'s hand of the same number, from now until that hand has set down the
-    /// move's piece (see [`Engine::reside`]); `why` is the warning saying so.
+    /// `ev` by a hand of `side`'s, from now until that hand has set down the move's piece (see
+    /// [`Engine::reside`]): the one of `side`'s already in the move, else the one of the same
+    /// number; `why` is the warning saying so.
     fn take_as(&mut self, ev: &Event, side: Color, why: String, out: &mut Vec<Record>) -> Event {
-        let by = Hand { side, number: ev.hand.number };
+        // The hand of that player's already in the move, if one is: the tracker's number is
+        // the other player's count.
+        let playing: Vec<Hand> = self.turn.hands.iter().map(|h| h.hand).filter(|h| h.side == side).collect();
+        let number = match playing.as_slice() {
+            [hand] => hand.number,
+            _ => ev.hand.number,
+        };
+        let by = Hand { side, number };
         self.warn(ev.t, why, out);
         self.resided = Some((ev.hand, by));
-        Event { hand: by, ..*ev }
+        Event { hand: by, hand_conf: Some(RESIDED_CONF), ..*ev }
     }
 
     /// Ends the input (at the last event's time): completes a move that was made, and says what
