@@ -2,11 +2,10 @@
 //! tells that stage whether the last reading showed a hand over the playing area.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use crossbeam_channel::{Receiver, Sender};
 
-use super::prepare::{Prepared, View};
+use super::prepare::{Prepared, Quiet, View};
 use super::{Analysed, PipelineError};
 use crate::detect::{Model, Reading};
 
@@ -18,12 +17,12 @@ const HAND_SEEN: f32 = 0.5;
 /// up; `quiet` tells after each reading whether it showed no hand over the playing area. One
 /// frame at a time: batches were no faster on two cores and held four times the model's
 /// working memory.
-pub(super) fn run(mut model: Model, quiet: Arc<AtomicBool>, frames: Receiver<Prepared>, out: Sender<Analysed>) -> Result<(), PipelineError> {
+pub(super) fn run(mut model: Model, quiet: Arc<Quiet>, frames: Receiver<Prepared>, out: Sender<Analysed>) -> Result<(), PipelineError> {
     for p in frames.iter() {
         let (warped, reading) = match p.view {
             View::Read(warped) => {
                 let reading = model.read(&warped, p.index, p.t)?;
-                quiet.store(!hands_seen(&reading), Ordering::Relaxed);
+                quiet.read(p.index, hands_seen(&reading));
                 (Some(warped), Some(reading))
             }
             View::Shown(warped) => (Some(warped), None),

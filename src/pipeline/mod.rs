@@ -162,6 +162,13 @@ struct Analysed {
     warning: Option<String>,
 }
 
+/// Offline, how many frames, warped, may wait for the model. The model's work comes in bursts
+/// (every frame while a hand moves, none while the board is still); a deep queue of warps,
+/// a fifth the size of a 720p frame each, lets decoding run ahead through a burst on the CPU
+/// the model leaves, where a short one stalls it. Live, frames do not wait: the capture
+/// drops the oldest.
+const OFFLINE_AHEAD: usize = 64;
+
 /// At most this many full warps a second are kept to illustrate rulings.
 const EVIDENCE_FPS: f64 = 5.0;
 
@@ -204,10 +211,10 @@ pub fn run(config: &Config, stop: Arc<AtomicBool>, progress: &mut dyn FnMut(&Pro
 
     let model = crate::detect::Model::load(&config.model, config.threads)?;
     // The model's stage tells the prepare stage when a reading showed no hand (for the drift
-    // check); the queue between them is short, so that word is at most a few frames old.
-    let quiet = Arc::new(AtomicBool::new(false));
+    // check), and of which frame.
+    let quiet = Arc::new(prepare::Quiet::default());
     let preparer = prepare::Preparer::new(config, model.layout(), quiet.clone());
-    let (to_detect, prepared) = bounded::<prepare::Prepared>(2);
+    let (to_detect, prepared) = bounded::<prepare::Prepared>(if config.live { 2 } else { OFFLINE_AHEAD });
     let frames = running.frames;
     let prepare_thread = std::thread::Builder::new()
         .name("prepare".into())

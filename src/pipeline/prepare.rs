@@ -4,7 +4,7 @@
 //! thread, so warping one frame overlaps the model reading the one before.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use crossbeam_channel::{Receiver, Sender};
@@ -21,6 +21,24 @@ use crate::gate::Gate;
 const DRIFT_EVERY_S: f64 = 5.0;
 /// The small warp the gate looks at: 8 pixels a square.
 const GLANCE: Layout = Layout { square: 8, margin: 4 };
+
+/// What the model's stage last saw of the hands: whether its latest reading showed none over
+/// the playing area, and of which frame, so the prepare stage, which may run many frames ahead
+/// of the model, trusts it only for the frame it last sent to be read.
+#[derive(Debug, Default)]
+pub(super) struct Quiet(AtomicU64);
+
+impl Quiet {
+    /// The model read frame `index`, and saw a hand over the playing area or not.
+    pub(super) fn read(&self, index: u64, hands: bool) {
+        self.0.store(if hands { 0 } else { index + 1 }, Ordering::Relaxed);
+    }
+
+    /// Whether the model has read frame `index` and saw no hand over the playing area.
+    fn at(&self, index: u64) -> bool {
+        self.0.load(Ordering::Relaxed) == index + 1
+    }
+}
 
 /// What a frame comes to the model's stage as.
 pub(super) struct Prepared {
@@ -67,14 +85,16 @@ pub(super) struct Preparer {
     watch: Option<Watch>,
     last_check: f64,
     lost_warned: bool,
-    /// Set by the model's stage: its last reading showed no hand over the playing area.
-    quiet: Arc<AtomicBool>,
+    /// The last frame sent to be read: the one the gate compares the next ones with.
+    last_read: Option<u64>,
+    /// Kept by the model's stage.
+    quiet: Arc<Quiet>,
 }
 
 impl Preparer {
     /// A stage preparing frames of `config`'s source for a model that reads warps of `layout`;
     /// `quiet` is kept by the model's stage.
-    pub(super) fn new(config: &Config, layout: Layout, quiet: Arc<AtomicBool>) -> Preparer {
+    pub(super) fn new(config: &Config, layout: Layout, quiet: Arc<Quiet>) -> Preparer {
         Preparer {
             calibration: config.calibration.clone(),
             layout,
@@ -86,6 +106,7 @@ impl Preparer {
             watch: None,
             last_check: f64::NEG_INFINITY,
             lost_warned: false,
+            last_read: None,
             quiet,
         }
     }
@@ -122,13 +143,14 @@ impl Preparer {
             } else {
                 View::Skipped
             };
-            if self.watch.is_none() && self.quiet.load(Ordering::Relaxed) {
+            if self.watch.is_none() && self.quiet() {
                 // The first quiet frame is the drift check's reference.
                 self.watch = Some(Watch::new(self.calibration.clone(), &frame.image)?);
                 self.last_check = frame.t;
             }
             let prepared = Prepared { index: frame.index, t: frame.t, at: frame.at, view, warning };
             if matches!(prepared.view, View::Read(_)) {
+                self.last_read = Some(frame.index);
                 if out.send(prepared).is_err() {
                     return Ok(());
                 }
@@ -144,6 +166,12 @@ impl Preparer {
             let _ = out.send(prepared);
         }
         Ok(())
+    }
+
+    /// Whether the model has read the last frame sent to it and saw no hand over the playing
+    /// area: with the gate seeing nothing move since, the grid is in plain view.
+    fn quiet(&self) -> bool {
+        self.last_read.is_some_and(|i| self.quiet.at(i))
     }
 
     /// The full warp of `frame`, through the warper prepared for its size.
@@ -181,7 +209,7 @@ impl Preparer {
     /// calibration says; re-calibrates when it moved. Returns a warning to record.
     fn check_drift(&mut self, frame: &Frame) -> Result<Option<String>, PipelineError> {
         let Some(watch) = &self.watch else { return Ok(None) };
-        if !self.quiet.load(Ordering::Relaxed) || frame.t - self.last_check < DRIFT_EVERY_S {
+        if !self.quiet() || frame.t - self.last_check < DRIFT_EVERY_S {
             return Ok(None);
         }
         self.last_check = frame.t;
