@@ -294,6 +294,32 @@ mod tests {
     }
 
     #[test]
+    fn only_a_piece_once_recognised_is_found_knocked() {
+        let start = Board::default();
+        // The queen on d1 read as no kind in particular: occupied, its classes spread thin.
+        let doubtful = |r: &mut Reading| r.squares[Square::D1 as usize].classes = [0.0, 0.2, 0.2, 0.2, 0.2, 0.2, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0];
+        let run = |recognised_first: usize| {
+            let mut tracker = Tracker::new(start.clone(), Options::default());
+            let (mut out, mut t) = (Vec::new(), 0.0);
+            for i in 0..recognised_first + 20 {
+                t += 0.05;
+                let mut r = reading(t, &start);
+                if i >= recognised_first {
+                    doubtful(&mut r);
+                }
+                tracker.push(&r, &mut out);
+            }
+            tracker.finish(&mut out);
+            out.iter().filter(|e| e.action == Action::Knock(Square::D1)).count()
+        };
+        // Read clearly, then no longer like itself: displaced.
+        assert_eq!(run(5), 1);
+        // Never read clearly from the first reading on: a piece whose look the model does not
+        // know, not a knock.
+        assert_eq!(run(0), 0);
+    }
+
+    #[test]
     fn hands_get_ids_from_their_arms_and_keep_them() {
         let mut tracker = Tracker::new(Board::default(), Options::default());
         let mut out = Vec::new();

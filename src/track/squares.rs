@@ -16,7 +16,9 @@
 //! arriving while a hand still touches it was let go at the last contact. A piece that trusted
 //! readings, [`Options::knock_hold`] in a row, no longer recognise as any kind
 //! (best class under [`Options::knock_class_max`]) while the square clearly looks occupied, was
-//! displaced or toppled: a knock. A piece read on an empty square through the hand over it,
+//! displaced or toppled: a knock. Only a piece the readings have recognised since it came there
+//! stops looking like itself: one never recognised from the first reading on is a piece whose
+//! look the model does not know, and its readings confirm it as they are. A piece read on an empty square through the hand over it,
 //! for a moment and never clearly enough to change it, the square then read empty and
 //! uncovered, is reported as a glimpse: the interpreter decides whether a held piece was set
 //! down there and taken up again.
@@ -138,6 +140,9 @@ struct SquareState {
     /// Trusted readings in a row that recognise no class well, and when the first came.
     doubt: Option<(usize, f64)>,
     knocked: bool,
+    /// The readings have recognised the stable piece (its kind read clearly) since it came there,
+    /// or saw it come: only such a piece can be found knocked.
+    recognised: bool,
     /// The last reading that confirmed the stable content.
     confirmed: f64,
     /// The last time the stable content changed.
@@ -210,6 +215,7 @@ impl Squares {
         st.doubt = None;
         st.glimpse = None;
         st.unseen = c.out_of_sight;
+        st.recognised = true;
         st.changed = st.changed.max(c.t);
         st.confirm(now);
     }
@@ -253,6 +259,11 @@ impl Squares {
             let doubtful_kind = r.best().1 < opts.knock_class_max;
             if p < opts.class_min || (stable.is_some() && kind == kind_of(stable) && doubtful_kind) {
                 st.candidate = None;
+                if stable.is_some() && r.occupied() >= 0.8 && doubtful_kind && !st.recognised {
+                    // Never recognised: this is how the model reads this piece.
+                    st.confirm(t);
+                    continue;
+                }
                 if stable.is_some() && r.occupied() >= 0.8 && doubtful_kind {
                     let (n, first) = st.doubt.map_or((1, t), |(n, first)| (n + 1, first));
                     st.doubt = Some((n, first));
@@ -275,6 +286,7 @@ impl Squares {
             st.doubt = None;
             if kind == kind_of(stable) {
                 st.knocked = false;
+                st.recognised = true;
                 st.candidate = None;
                 st.confirm(t);
                 continue;
@@ -312,6 +324,7 @@ impl Squares {
             let hand = evidence.and_then(|s| s.1).or(near).or(carrier);
             out.push(Seen::Change { sq, to: class, t: when, hand });
             st.knocked = false;
+            st.recognised = true;
             st.unseen = false;
             st.candidate = None;
             st.glimpse = None;
