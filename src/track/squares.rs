@@ -96,9 +96,16 @@ struct Candidate {
     classes: [f32; CLASSES],
 }
 
-/// How many times as likely as a queen another piece must read to be taken for an
-/// underpromotion (see [`best_of_color`]).
+/// How many times as likely as a queen a knight must read to be taken for an underpromotion
+/// (see [`best_of_color`]).
 const UNDERPROMOTION_ODDS: f32 = 10.0;
+
+/// How many times as likely as a queen a rook or a bishop must read to be taken for an
+/// underpromotion: ten times rarer in games than the knight's, and the cheaper mistake the
+/// other way round (a queen makes every move of either, so a rook taken for a queen makes no
+/// later move look illegal, while a queen taken for a rook makes its first diagonal move an
+/// illegal move, 7.5.1).
+const LONG_RANGE_UNDERPROMOTION_ODDS: f32 = 100.0;
 
 /// Seconds of trusted readings each square keeps (see [`Squares::occupied`]).
 const HISTORY_S: f64 = 20.0;
@@ -409,18 +416,17 @@ fn best_kind(r: &SquareReading) -> (Option<Color>, f32) {
 /// On the last rank of `color`'s pawns, a piece no hand held is a promotion piece (the
 /// interpreter names a held piece by where it was lifted), and there the model is least sure of
 /// kinds: it never saw a pawn there, and reads a queen as a rook or a king half the time. So it
-/// is a queen, as almost every promotion is, unless a knight, rook or bishop reads at least
-/// [`UNDERPROMOTION_ODDS`] times as likely.
+/// is a queen, as almost every promotion is, unless a knight reads at least
+/// [`UNDERPROMOTION_ODDS`] times as likely, or a rook or a bishop
+/// [`LONG_RANGE_UNDERPROMOTION_ODDS`] times.
 fn best_of_color(classes: &[f32; CLASSES], color: Color, sq: Square, board: &Board) -> Piece {
     let start = if color == Color::White { 1 } else { 7 };
     let possible = |role: Role| role != Role::King || board.king_of(color).is_none_or(|k| k == sq);
     let of = |role: Role| classes[piece_class(Some(Piece { color, role }))];
     if sq.rank() == color.other().backrank() {
-        let under = [Role::Knight, Role::Rook, Role::Bishop].into_iter().max_by(|a, b| of(*a).total_cmp(&of(*b)));
-        return match under {
-            Some(role) if of(role) >= UNDERPROMOTION_ODDS * of(Role::Queen) => Piece { color, role },
-            _ => Piece { color, role: Role::Queen },
-        };
+        let odds = |role: Role| if role == Role::Knight { UNDERPROMOTION_ODDS } else { LONG_RANGE_UNDERPROMOTION_ODDS };
+        let under = [Role::Knight, Role::Rook, Role::Bishop].into_iter().filter(|&role| of(role) >= odds(role) * of(Role::Queen)).max_by(|a, b| of(*a).total_cmp(&of(*b)));
+        return Piece { color, role: under.unwrap_or(Role::Queen) };
     }
     (start..start + 6)
         .filter_map(|i| class_piece(i).map(|p| (p, classes[i])))
@@ -449,6 +455,12 @@ mod tests {
         assert_eq!(white(&[('R', 0.6), ('Q', 0.1)], Square::E8), 'Q');
         // A knight the model is sure of: an underpromotion.
         assert_eq!(white(&[('N', 0.9), ('Q', 0.05)], Square::E8), 'N');
+        // A rook or a bishop must be far surer: a queen does every move either could.
+        assert_eq!(white(&[('R', 0.9), ('Q', 0.05)], Square::E8), 'Q');
+        assert_eq!(white(&[('B', 0.9), ('Q', 0.05)], Square::E8), 'Q');
+        assert_eq!(white(&[('R', 0.99), ('Q', 0.005)], Square::E8), 'R');
+        // The knight, where it reads sure enough, beside a likelier rook that does not.
+        assert_eq!(white(&[('R', 0.6), ('N', 0.35), ('Q', 0.01)], Square::E8), 'N');
         // Anywhere else, the likeliest piece; never a second king.
         assert_eq!(white(&[('R', 0.89), ('Q', 0.07)], Square::E4), 'R');
         assert_eq!(white(&[('K', 0.6), ('Q', 0.3)], Square::E4), 'Q');
