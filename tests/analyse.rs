@@ -233,6 +233,33 @@ fn the_real_overhead_clip_gives_its_seven_moves_and_no_ruling() {
 }
 
 #[test]
+fn the_real_overhead_clip_on_the_corners_calibrate_finds_gives_its_seven_moves() {
+    // No labelled corners: `calibrate` finds the grid, rank 8 a little above the picture, and
+    // there the model loses the knight on b8 as the arm passes it to e7, then reads it again as
+    // White's as likely as Black's: no hand came near it, so it never left (session 11's code
+    // read 1.e4 and lost the next three moves).
+    let source = Path::new("../shared/data/overhead-game-clip/scholarsMate2019-11-18.avi");
+    if !source.exists() {
+        eprintln!("skipped: ../shared/data/overhead-game-clip is not here");
+        return;
+    }
+    let out = std::env::temp_dir().join(format!("touchmove-real-self-calibrated-{}", std::process::id()));
+    let touchmove = |args: &[&str]| {
+        let result = Command::new(env!("CARGO_BIN_EXE_touchmove")).args(args).output().expect("touchmove runs");
+        assert!(result.status.success(), "{args:?}: {}", String::from_utf8_lossy(&result.stderr));
+    };
+    let dir = out.join("calibration");
+    touchmove(&["calibrate", source.to_str().unwrap(), "--name", "clip", "--dir", dir.to_str().unwrap()]);
+    let run = out.join("run");
+    touchmove(&["analyse", source.to_str().unwrap(), "--calibration", dir.join("clip.json").to_str().unwrap(), "--out", run.to_str().unwrap()]);
+    let records = std::fs::read_to_string(run.join("rulings.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let a = Analysed { out, records };
+    assert_eq!(moves(&a), ["e2e4", "e7e5", "d1h5", "b8c6", "f1c4", "g8f6", "h5f7"]);
+    // At most a judgement: the knight's lift the readings showed, put back.
+    assert!(a.records.iter().all(|r| r["kind"] != "ruling" || r["verdict"] == "judgement"), "{:?}", rulings(&a));
+}
+
+#[test]
 fn the_real_overhead_clip_re_encoded_or_at_half_size_gives_the_same_moves() {
     // The same footage through another encoder (JPEG at OpenCV's default quality), and at half
     // size: the queen on h5 and the black pieces under the arm read differently, the game not.

@@ -294,6 +294,40 @@ mod tests {
     }
 
     #[test]
+    fn a_piece_lost_by_the_readings_and_read_again_in_no_sure_colour_is_put_back() {
+        let start = Board::default();
+        let mut gone = start.clone();
+        gone.discard_piece_at(Square::B8);
+        // The black knight read again, surely a piece, but White's as likely as Black's.
+        let unsure = |r: &mut Reading| {
+            let mut classes = [0.0; CLASSES];
+            classes[piece_class(Some(Piece::from_char('N').unwrap()))] = 0.5;
+            classes[piece_class(Some(Piece::from_char('n').unwrap()))] = 0.46;
+            classes[0] = 0.04;
+            r.squares[Square::B8 as usize].classes = classes;
+        };
+        let mut tracker = Tracker::new(start.clone(), Options::default());
+        let (mut out, mut t) = (Vec::new(), 0.0);
+        let mut feed = |tracker: &mut Tracker, board: &Board, n: usize, edit: &dyn Fn(&mut Reading), out: &mut Vec<Event>| {
+            for _ in 0..n {
+                t += 0.05;
+                let mut r = reading(t, board);
+                edit(&mut r);
+                tracker.push(&r, out);
+            }
+        };
+        feed(&mut tracker, &start, 4, &|_| {}, &mut out);
+        feed(&mut tracker, &gone, 4, &|_| {}, &mut out);
+        assert_eq!(tracker.board(), &gone, "read gone, with no hand near: lifted");
+        feed(&mut tracker, &gone, 6, &unsure, &mut out);
+        tracker.finish(&mut out);
+        // No hand came near b8: the knight is back where it stood.
+        assert_eq!(tracker.board(), &start);
+        let got: Vec<(&str, Option<Square>)> = out.iter().map(|e| (e.action.name(), e.action.square())).collect();
+        assert_eq!(got, [("lift", Some(Square::B8)), ("release", Some(Square::B8))]);
+    }
+
+    #[test]
     fn only_a_piece_once_recognised_is_found_knocked() {
         let start = Board::default();
         // The queen on d1 read as no kind in particular: occupied, its classes spread thin.

@@ -18,10 +18,12 @@
 //! (best class under [`Options::knock_class_max`]) while the square clearly looks occupied, was
 //! displaced or toppled: a knock. Only a piece the readings have recognised since it came there
 //! stops looking like itself: one never recognised from the first reading on is a piece whose
-//! look the model does not know, and its readings confirm it as they are. A piece read on an empty square through the hand over it,
-//! for a moment and never clearly enough to change it, the square then read empty and
-//! uncovered, is reported as a glimpse: the interpreter decides whether a held piece was set
-//! down there and taken up again.
+//! look the model does not know, and its readings confirm it as they are. A piece read surely
+//! but in no sure colour (a dark set, a grid a little off) on a square a piece left, with no
+//! hand near the square since, is that piece again, in its colour: pieces move only in hands.
+//! A piece read on an empty square through the hand over it, for a moment and never clearly
+//! enough to change it, the square then read empty and uncovered, is reported as a glimpse:
+//! the interpreter decides whether a held piece was set down there and taken up again.
 //!
 //! The interpreter corrects the stable board ([`Squares::correct`]) where the readings got it
 //! wrong: a piece misread in place (turned the other colour while no hand held one) is put
@@ -150,6 +152,8 @@ struct SquareState {
     /// The readings have recognised the stable piece (its kind read clearly) since it came there,
     /// or saw it come: only such a piece can be found knocked.
     recognised: bool,
+    /// The piece that last left the square (the square empty since).
+    left: Option<Piece>,
     /// The last reading that confirmed the stable content.
     confirmed: f64,
     /// The last time the stable content changed.
@@ -222,6 +226,7 @@ impl Squares {
         st.doubt = None;
         st.glimpse = None;
         st.unseen = c.out_of_sight;
+        st.left = None;
         st.recognised = true;
         st.changed = st.changed.max(c.t);
         st.confirm(now);
@@ -258,6 +263,15 @@ impl Squares {
             // What a square holds is read as empty / White / Black: the model tells those apart
             // far better than piece kinds, and a piece's kind is known from where it came from.
             let (kind, p) = best_kind(r);
+            // A piece read surely, in no sure colour, where one left with no hand near the
+            // square since: pieces move only in hands, so it is that one, back (or never gone:
+            // the readings lost it as an arm passed), in the colour it left in.
+            let (kind, p) = match st.left {
+                Some(piece) if stable.is_none() && st.first_near.is_none() && st.last_contact.is_none() && p < opts.change_min && r.occupied() >= opts.change_min => {
+                    (Some(piece.color), r.occupied())
+                }
+                _ => (kind, p),
+            };
             if st.unseen && kind.is_none() {
                 st.candidate = None;
                 st.confirm(t);
@@ -330,6 +344,7 @@ impl Squares {
             let carrier = nearest.filter(|_| class.is_none()).map(|(h, _)| h);
             let hand = evidence.and_then(|s| s.1).or(near).or(carrier);
             out.push(Seen::Change { sq, to: class, t: when, hand });
+            st.left = if class.is_none() { stable } else { None };
             st.knocked = false;
             st.recognised = true;
             st.unseen = false;
