@@ -280,12 +280,12 @@ impl Squares {
             let doubtful_kind = r.best().1 < opts.knock_class_max;
             if p < opts.class_min || (stable.is_some() && kind == kind_of(stable) && doubtful_kind) {
                 st.candidate = None;
-                if stable.is_some() && r.occupied() >= 0.8 && doubtful_kind && !st.recognised {
-                    // Never recognised: this is how the model reads this piece.
-                    st.confirm(t);
-                    continue;
-                }
                 if stable.is_some() && r.occupied() >= 0.8 && doubtful_kind {
+                    if !st.recognised {
+                        // Never recognised: this is how the model reads this piece.
+                        st.confirm(t);
+                        continue;
+                    }
                     let (n, first) = st.doubt.map_or((1, t), |(n, first)| (n + 1, first));
                     st.doubt = Some((n, first));
                     if n >= opts.knock_hold && !st.knocked {
