@@ -213,14 +213,24 @@ fn live_prints_moves_and_rulings_as_they_happen() {
     assert!(std::fs::read_to_string(out.join("game.pgn")).unwrap().contains("2. Bc4"));    let _ = std::fs::remove_dir_all(&out);
 }
 
+/// The real overhead clip (GPL-3.0, kept outside the repository in `../shared/data`), or `None`,
+/// the test saying it is skipped, where the clip is absent.
+fn real_clip() -> Option<&'static Path> {
+    let source = Path::new("../shared/data/overhead-game-clip/scholarsMate2019-11-18.avi");
+    if !source.exists() {
+        eprintln!("skipped: ../shared/data/overhead-game-clip is not here");
+        return None;
+    }
+    Some(source)
+}
+
 #[test]
 fn the_real_overhead_clip_gives_its_seven_moves_and_no_ruling() {
     // The clip is GPL-3.0 and lives outside the repository (`../shared/data`): skipped where it
     // is absent. One person plays both sides from White's edge; the queen on h5 is cut off at
     // the picture's edge, and on f7 it reads as much empty as a black pawn.
     let labels = Path::new("training/real/overhead-game-clip");
-    if !Path::new("../shared/data/overhead-game-clip/scholarsMate2019-11-18.avi").exists() {
-        eprintln!("skipped: ../shared/data/overhead-game-clip is not here");
+    if real_clip().is_none() {
         return;
     }
     let out = std::env::temp_dir().join(format!("touchmove-real-clip-{}", std::process::id()));
@@ -238,11 +248,7 @@ fn the_real_overhead_clip_on_the_corners_calibrate_finds_gives_its_seven_moves()
     // there the model loses the knight on b8 as the arm passes it to e7, then reads it again as
     // White's as likely as Black's: no hand came near it, so it never left (session 11's code
     // read 1.e4 and lost the next three moves).
-    let source = Path::new("../shared/data/overhead-game-clip/scholarsMate2019-11-18.avi");
-    if !source.exists() {
-        eprintln!("skipped: ../shared/data/overhead-game-clip is not here");
-        return;
-    }
+    let Some(source) = real_clip() else { return };
     let out = std::env::temp_dir().join(format!("touchmove-real-self-calibrated-{}", std::process::id()));
     let touchmove = |args: &[&str]| {
         let result = Command::new(env!("CARGO_BIN_EXE_touchmove")).args(args).output().expect("touchmove runs");
@@ -266,11 +272,7 @@ fn the_real_overhead_clip_re_encoded_or_at_half_size_gives_the_same_moves() {
     use opencv::core::Size;
     use opencv::prelude::*;
     use opencv::{imgproc, videoio};
-    let source = Path::new("../shared/data/overhead-game-clip/scholarsMate2019-11-18.avi");
-    if !source.exists() {
-        eprintln!("skipped: ../shared/data/overhead-game-clip is not here");
-        return;
-    }
+    let Some(source) = real_clip() else { return };
     let labels: serde_json::Value = serde_json::from_str(&std::fs::read_to_string("training/real/overhead-game-clip/labels.json").unwrap()).unwrap();
     let root = std::env::temp_dir().join(format!("touchmove-real-degraded-{}", std::process::id()));
     for (name, scale) in [("mjpeg", 1.0), ("half", 0.5)] {
