@@ -272,9 +272,9 @@ impl Engine {
     fn take_as(&mut self, ev: &Event, side: Color, why: String, out: &mut Vec<Record>) -> Event {
         // The hand of that player's already in the move, if one is: the tracker's number is
         // the other player's count.
-        let playing: Vec<Hand> = self.turn.hands.iter().map(|h| h.hand).filter(|h| h.side == side).collect();
-        let number = match playing.as_slice() {
-            [hand] => hand.number,
+        let mut playing = self.turn.hands.iter().map(|h| h.hand).filter(|h| h.side == side);
+        let number = match (playing.next(), playing.next()) {
+            (Some(hand), None) => hand.number,
             _ => ev.hand.number,
         };
         let by = Hand { side, number };

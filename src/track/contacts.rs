@@ -29,7 +29,7 @@ use crate::events::Hand;
 /// piece beside it; of the 50 touches reported, 2 were scripted ones (`touchmove eval`, within
 /// 5 frames). A lift, which the board shows for several readings, is what makes a touched
 /// piece sure.
-pub const TOUCH_CONF_MAX: f32 = 0.6;
+const TOUCH_CONF_MAX: f32 = 0.6;
 
 /// A touch the readings support.
 #[derive(Clone, Copy, Debug, PartialEq)]
