@@ -1,8 +1,9 @@
 //! Touches: runs of contact readings on an occupied square, with the tracker's confidence.
 //!
-//! A run is the contact readings (at least [`Options::contact_min`]) on one square with gaps of
-//! at most [`Options::contact_gap_s`]. It is decided once the square has been seen again after
-//! the run: if its piece left (a lift or a removal, which the board change reports), the run
+//! A run is the contact readings (at least [`Options::contact_min`], or
+//! [`Options::capture_contact_min`] on a piece that a piece in its player's hand could take) on
+//! one square with gaps of at most [`Options::contact_gap_s`]. It is decided once the square has
+//! been seen again after the run: if its piece left (a lift or a removal, which the board change reports), the run
 //! was the grasp and gives nothing; otherwise it is a touch dated at its first reading.
 //!
 //! A run of a single reading is noise and gives nothing. Confidence grows with the run's
@@ -15,7 +16,7 @@
 //! Vision cannot tell a brush from a deliberate touch; it says how sure it is and the engine
 //! decides.
 
-use shakmaty::Square;
+use shakmaty::{Bitboard, Square};
 
 use super::Options;
 use super::hands::Hands;
@@ -70,14 +71,15 @@ impl Contacts {
     }
 
     /// Takes in one reading (after `squares` took it in); appends decided touches to `out`.
-    pub fn update(&mut self, reading: &Reading, hands: &Hands, squares: &Squares, opts: &Options, out: &mut Vec<Touch>) {
+    pub fn update(&mut self, reading: &Reading, hands: &Hands, squares: &Squares, capturable: Bitboard, opts: &Options, out: &mut Vec<Touch>) {
         let t = reading.t;
         for run in self.runs.iter_mut().filter(|r| r.open && t - r.last > opts.contact_gap_s) {
             run.open = false;
         }
         for sq in Square::ALL {
             let contact = reading.square(sq).contact;
-            if contact.is_nan() || contact < opts.contact_min {
+            let min = if capturable.contains(sq) { opts.capture_contact_min } else { opts.contact_min };
+            if contact.is_nan() || contact < min {
                 continue;
             }
             let hand = hands.nearest(&reading.hands, sq).map(|(h, _)| h);

@@ -56,7 +56,7 @@
 //! where no hand was seen ([`UNSEEN_CONF`]: the readings lost the hand, or a piece carried over
 //! the square read as set down there); touches carry theirs (see `contacts`).
 
-use shakmaty::{Board, Color, Piece, Rank, Role, Square};
+use shakmaty::{Bitboard, Board, Color, Piece, Rank, Role, Square};
 
 use super::set_content;
 use crate::reach::could_move;
@@ -230,6 +230,22 @@ impl Interpreter {
     /// Starts from `board`, nothing held.
     pub fn new(board: Board) -> Interpreter {
         Interpreter { waiting: Vec::new(), seq: 0, board, held: Vec::new(), last_hand: None, last_t: 0.0, unexchanged: Vec::new(), out_of_sight: Vec::new(), glimpsed: Vec::new(), corrections: Vec::new(), promoting: Vec::new(), unexplained: Vec::new() }
+    }
+
+    /// The squares of the other player's pieces that a piece in its own player's hand could
+    /// take: there, the held piece meeting the piece standing is a capture begun (4.3.3), and a
+    /// weaker contact reading is enough to say so. (A piece being taken off the board by the
+    /// player who captured it threatens nothing.)
+    pub fn capturable(&self) -> Bitboard {
+        let mut squares = Bitboard::EMPTY;
+        for held in self.held.iter().filter(|h| h.hand.side == h.piece.color) {
+            for sq in self.board.by_color(!held.piece.color) {
+                if could_move(held.piece, held.from, sq, &self.board) {
+                    squares.add(sq);
+                }
+            }
+        }
+        squares
     }
 
     /// Adds an observation dated `t`.

@@ -61,6 +61,12 @@ pub struct Options {
     pub knock_hold: usize,
     /// Contact probability from which a hand is taken to touch the piece.
     pub contact_min: f32,
+    /// Contact probability from which a piece in its player's hand is taken to touch a piece of
+    /// the other colour it could take (a capture begun, 4.3.3): lower than
+    /// [`Options::contact_min`], since a held piece hovering at a piece it can take is seldom
+    /// anything else, and a hand holding a piece reads weaker contact (on `fixtures/variants`,
+    /// a bishop held on Black's f7 pawn read 0.65-0.83 for 0.6 s).
+    pub capture_contact_min: f32,
     /// Longest gap, in seconds, inside one contact (missed readings).
     pub contact_gap_s: f64,
     /// A short contact followed this soon (seconds) by the same hand's contact elsewhere is a
@@ -89,6 +95,7 @@ impl Default for Options {
             knock_class_max: 0.3,
             knock_hold: 10,
             contact_min: 0.8,
+            capture_contact_min: 0.5,
             contact_gap_s: 0.12,
             graze_s: 0.35,
             hand_min: 0.5,
@@ -157,7 +164,8 @@ impl Tracker {
             }
         }
         let mut touches = Vec::new();
-        self.contacts.update(reading, &self.hands, &self.squares, &self.opts, &mut touches);
+        let capturable = self.interpreter.capturable();
+        self.contacts.update(reading, &self.hands, &self.squares, capturable, &self.opts, &mut touches);
         self.take_touches(touches);
         let settled = self.squares.settled();
         self.take_leaving(|left| left.t + LEFT_GRACE_S < settled);
@@ -1072,6 +1080,34 @@ mod tests {
         arm(&mut r.hands.white, 40, 30..=53);
         tracker.push(&r, &mut out);
         assert_eq!(ids(&tracker), ["w2"]);
+    }
+
+    #[test]
+    fn a_held_piece_meeting_a_piece_it_could_take_is_a_contact_on_a_weaker_reading() {
+        // White lifts the bishop on g5, holds it over Black's knight on f6 with a contact
+        // reading of 0.65 there for 0.4 s, and puts it back: a capture begun (4.3.3). The same
+        // reading on the pawn on g7, which the bishop cannot take, is no contact.
+        let start = board_of("rnbqkb1r/pppppppp/5n2/6B1/3P4/8/PPP1PPPP/RN1QKBNR");
+        let lifted = without(&start, &[Square::G5]);
+        let run = |met: Square| {
+            let mut tracker = Tracker::new(start.clone(), Options::default());
+            let (mut out, mut t) = (Vec::new(), 0.0);
+            feed_arm(&mut tracker, &mut t, &start, Some((41, 22)), &[], 4, &mut out);
+            feed_arm(&mut tracker, &mut t, &lifted, Some((41, 22)), &[], 6, &mut out);
+            feed_edited(&mut tracker, &mut t, &lifted, 8, &mut out, |r| {
+                arm(&mut r.hands.white, 37, 17..=53);
+                r.squares[met as usize].contact = 0.65;
+            });
+            feed_arm(&mut tracker, &mut t, &lifted, Some((41, 22)), &[], 4, &mut out);
+            feed_arm(&mut tracker, &mut t, &start, Some((41, 22)), &[], 4, &mut out);
+            feed_arm(&mut tracker, &mut t, &start, None, &[], 10, &mut out);
+            tracker.finish(&mut out);
+            events(&out)
+        };
+        let f6 = run(Square::F6);
+        assert_eq!(f6, ["lift g5", "contact f6", "release g5"]);
+        let g7 = run(Square::G7);
+        assert_eq!(g7, ["lift g5", "release g5"]);
     }
 
     #[test]
