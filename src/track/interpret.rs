@@ -58,10 +58,13 @@
 
 use shakmaty::{Bitboard, Board, Color, Piece, Rank, Role, Square};
 
+use super::carry::Carried;
+use super::hands::Hands;
 use super::set_content;
-use crate::reach::could_move;
 use super::squares::Squares;
+use crate::detect::Reading;
 use crate::events::{Action, Event, Hand};
+use crate::reach::could_move;
 
 /// How much later than the piece's arrival elsewhere the lift of a piece may be dated (its
 /// square hidden under the hand that carries it) and still be read as the same gesture.
@@ -102,6 +105,10 @@ const CAPTURED_OCCUPIED: f32 = 0.5;
 /// through the hand for a moment: the piece may have been let go there, or only held low over
 /// the square.
 const GLIMPSE_CONF: f32 = 0.5;
+/// How sure a contact seen only through the holding hand's stay at the piece is (see
+/// [`Carried`]): under the rule engine's default `--min-conf`, so it supports a judgement,
+/// never an accusation.
+const STAY_CONF: f32 = 0.45;
 /// Confidence of a knock: a piece that stops looking like itself may be toppled, or only
 /// half hidden, blurred or mistaken by the model; the engine leaves a ruling on it to the arbiter.
 const KNOCK_CONF: f32 = 0.5;
@@ -174,6 +181,8 @@ struct Held {
     /// was held: a player moves one piece at a time, so this one may never have left (see
     /// [`QUICK_CONF`]).
     other_moved: bool,
+    /// The pieces of the other colour a contact reading showed it meeting.
+    met: Bitboard,
 }
 
 /// The waiting observations and what the hands hold.
@@ -201,6 +210,8 @@ pub struct Interpreter {
     /// Pieces that appeared unexplained (see `Interpreter::explain_appeared`): square, piece
     /// read, when, the hand seen there.
     unexplained: Vec<(Square, Piece, f64, Option<Hand>)>,
+    /// Where the hands were (see [`Carried`]).
+    carried: Carried,
 }
 
 /// A square whose stable content the readings got wrong, or could not show.
@@ -229,23 +240,24 @@ struct Unexchanged {
 impl Interpreter {
     /// Starts from `board`, nothing held.
     pub fn new(board: Board) -> Interpreter {
-        Interpreter { waiting: Vec::new(), seq: 0, board, held: Vec::new(), last_hand: None, last_t: 0.0, unexchanged: Vec::new(), out_of_sight: Vec::new(), glimpsed: Vec::new(), corrections: Vec::new(), promoting: Vec::new(), unexplained: Vec::new() }
+        Interpreter { waiting: Vec::new(), seq: 0, board, held: Vec::new(), last_hand: None, last_t: 0.0, unexchanged: Vec::new(), out_of_sight: Vec::new(), glimpsed: Vec::new(), corrections: Vec::new(), promoting: Vec::new(), unexplained: Vec::new(), carried: Carried::default() }
     }
 
     /// The squares of the other player's pieces that a piece in its own player's hand could
-    /// take: there, the held piece meeting the piece standing is a capture begun (4.3.3), and a
-    /// weaker contact reading is enough to say so. (A piece being taken off the board by the
-    /// player who captured it threatens nothing.)
+    /// take: there, the held piece meeting the piece standing is a capture begun (4.3.3). (A
+    /// piece being taken off the board by the player who captured it threatens nothing.)
     pub fn capturable(&self) -> Bitboard {
-        let mut squares = Bitboard::EMPTY;
-        for held in self.held.iter().filter(|h| h.hand.side == h.piece.color) {
-            for sq in self.board.by_color(!held.piece.color) {
-                if could_move(held.piece, held.from, sq, &self.board) {
-                    squares.add(sq);
-                }
-            }
-        }
-        squares
+        self.held.iter().filter(|h| h.hand.side == h.piece.color).fold(Bitboard::EMPTY, |all, held| all | self.takes(held))
+    }
+
+    /// The squares of the pieces `held` could take from where it stood.
+    fn takes(&self, held: &Held) -> Bitboard {
+        self.board.by_color(!held.piece.color).into_iter().filter(|&sq| could_move(held.piece, held.from, sq, &self.board)).collect()
+    }
+
+    /// Takes in where the hands are (after `hands` took in `reading`).
+    pub fn see_hands(&mut self, reading: &Reading, hands: &Hands) {
+        self.carried.update(reading, hands);
     }
 
     /// Adds an observation dated `t`.
@@ -425,7 +437,7 @@ impl Interpreter {
         let from = self.unseen_source(t, sq, seen, squares)?;
         let hand = self.hand_or_guess(hand, seen.color);
         let piece = self.lift_unseen(t, from, hand, out)?;
-        self.held.push(Held { hand, piece, from, at: t, other_moved: false });
+        self.held.push(Held { hand, piece, from, at: t, other_moved: false, met: Bitboard::EMPTY });
         Some(self.held.len() - 1)
     }
 
@@ -595,14 +607,25 @@ impl Interpreter {
                         if piece.role == Role::Pawn && sq.rank() == piece.color.fold_wb(Rank::Seventh, Rank::Second) {
                             self.promoting.push((piece.color, sq));
                         }
-                        self.held.push(Held { hand, piece, from: sq, at: t, other_moved: false });
+                        self.held.push(Held { hand, piece, from: sq, at: t, other_moved: false, met: Bitboard::EMPTY });
                         emit(hand, Action::Lift(sq), BOARD_CONF, out);
                     }
                     (_, Some(seen)) => {
                         match holder {
                             Some(i) => {
-                                let Held { hand: holder, piece: held, from, at: lifted, other_moved } = self.held.remove(i);
+                                let taken = self.held.remove(i);
+                                let Held { hand: holder, piece: held, from, at: lifted, other_moved, met } = taken;
                                 self.last_hand = Some(holder);
+                                // Held at a piece it could take and carried away from it, still
+                                // in hand, with no contact read there: the capture begun and
+                                // taken back (see `Carried`), dated when the stay began.
+                                if holder.side == held.color {
+                                    for target in self.takes(&taken) & !met & !Bitboard::from(sq) {
+                                        if let Some(first) = self.carried.stay(holder, target, lifted, t) {
+                                            out.push(Event { t: first.max(self.last_t).min(t), action: Action::Contact { sq: target, piece: None }, hand: holder, conf: Some(STAY_CONF), hand_conf: None });
+                                        }
+                                    }
+                                }
                                 // The piece a hand held is the one set down, whatever the model
                                 // reads: a pawn on the last rank among them (the model never saw
                                 // one there in training and reads it as another piece), waiting
@@ -644,6 +667,9 @@ impl Interpreter {
                 let action = if brush {
                     Action::Brush(sq)
                 } else if self.held.iter().any(|h| h.hand == hand) {
+                    for h in self.held.iter_mut().filter(|h| h.hand == hand) {
+                        h.met.add(sq);
+                    }
                     Action::Contact { sq, piece: None }
                 } else {
                     Action::Touch(sq)
@@ -669,7 +695,7 @@ impl Interpreter {
                 self.glimpsed.remove(k);
                 let Some(piece) = self.board.remove_piece_at(sq) else { return };
                 let hand = self.hand_or_guess(hand, piece.color);
-                self.held.push(Held { hand, piece, from: sq, at: t, other_moved: false });
+                self.held.push(Held { hand, piece, from: sq, at: t, other_moved: false, met: Bitboard::EMPTY });
                 emit(hand, Action::Lift(sq), GLIMPSE_CONF, out);
             }
             Observation::Knock { sq, hand } => {
@@ -698,7 +724,7 @@ impl Interpreter {
         let Some(k) = self.out_of_sight.iter().position(|&o| self.board.piece_at(o).is_some_and(|p| could(p, o))) else { return };
         let hand = self.hand_or_guess(hand, seen.color);
         if let Some((from, piece)) = self.take_from_out_of_sight(t, k, hand, out) {
-            self.held.push(Held { hand, piece, from, at: t, other_moved: false });
+            self.held.push(Held { hand, piece, from, at: t, other_moved: false, met: Bitboard::EMPTY });
         }
     }
 

@@ -5,9 +5,11 @@
 //! It keeps a stable board (`squares`: hysteresis in time, and readings under a hand are not
 //! trusted), follows each side's hands as blobs of the hand map with stable ids (`hands`: `w1`,
 //! `w2`, `b1`, `b2`; the number comes from the board edge the arm crosses), turns contact
-//! readings into touches with a confidence (`contacts`), and reads the dated observations in
-//! time order against what each hand holds (`interpret`). So the number of hands in a move is
-//! known (4.1), and where vision cannot tell a brush from a touch it says so through `conf`.
+//! readings into touches with a confidence (`contacts`), remembers where each hand was
+//! (`carry`: a held piece kept at a piece it could take, then carried away, met it), and reads
+//! the dated observations in time order against what each hand holds (`interpret`). So the
+//! number of hands in a move is known (4.1), and where vision cannot tell a brush from a touch
+//! it says so through `conf`.
 //!
 //! Events come out when the tracker is sure nothing earlier can still be seen: a change is
 //! dated back to when the hand made it, so an event waits until every square has been seen
@@ -17,6 +19,7 @@
 //! "j'adoube" is not in the pictures). The rule engine completes a move at the opponent's first
 //! touch or at the end of the input.
 
+mod carry;
 mod contacts;
 mod hands;
 mod interpret;
@@ -166,6 +169,7 @@ impl Tracker {
         let mut touches = Vec::new();
         let capturable = self.interpreter.capturable();
         self.contacts.update(reading, &self.hands, &self.squares, capturable, &self.opts, &mut touches);
+        self.interpreter.see_hands(reading, &self.hands);
         self.take_touches(touches);
         let settled = self.squares.settled();
         self.take_leaving(|left| left.t + LEFT_GRACE_S < settled);
@@ -1082,32 +1086,50 @@ mod tests {
         assert_eq!(ids(&tracker), ["w2"]);
     }
 
-    #[test]
-    fn a_held_piece_meeting_a_piece_it_could_take_is_a_contact_on_a_weaker_reading() {
-        // White lifts the bishop on g5, holds it over Black's knight on f6 with a contact
-        // reading of 0.65 there for 0.4 s, and puts it back: a capture begun (4.3.3). The same
-        // reading on the pawn on g7, which the bishop cannot take, is no contact.
+    /// White lifts the bishop on g5 (Black's knight on f6 in its reach, the pawn on g7 not),
+    /// holds it at f6 for `stay` readings with a contact reading of 0.65 on `read` if any, goes
+    /// towards the h-file with it if `away`, and puts it back.
+    fn bishop_held_at_f6(stay: usize, read: Option<Square>, away: bool) -> Vec<Event> {
         let start = board_of("rnbqkb1r/pppppppp/5n2/6B1/3P4/8/PPP1PPPP/RN1QKBNR");
         let lifted = without(&start, &[Square::G5]);
-        let run = |met: Square| {
-            let mut tracker = Tracker::new(start.clone(), Options::default());
-            let (mut out, mut t) = (Vec::new(), 0.0);
-            feed_arm(&mut tracker, &mut t, &start, Some((41, 22)), &[], 4, &mut out);
-            feed_arm(&mut tracker, &mut t, &lifted, Some((41, 22)), &[], 6, &mut out);
-            feed_edited(&mut tracker, &mut t, &lifted, 8, &mut out, |r| {
-                arm(&mut r.hands.white, 37, 17..=53);
-                r.squares[met as usize].contact = 0.65;
-            });
-            feed_arm(&mut tracker, &mut t, &lifted, Some((41, 22)), &[], 4, &mut out);
-            feed_arm(&mut tracker, &mut t, &start, Some((41, 22)), &[], 4, &mut out);
-            feed_arm(&mut tracker, &mut t, &start, None, &[], 10, &mut out);
-            tracker.finish(&mut out);
-            events(&out)
-        };
-        let f6 = run(Square::F6);
-        assert_eq!(f6, ["lift g5", "contact f6", "release g5"]);
-        let g7 = run(Square::G7);
-        assert_eq!(g7, ["lift g5", "release g5"]);
+        let mut tracker = Tracker::new(start.clone(), Options::default());
+        let (mut out, mut t) = (Vec::new(), 0.0);
+        feed_arm(&mut tracker, &mut t, &start, Some((41, 22)), &[], 4, &mut out);
+        feed_arm(&mut tracker, &mut t, &lifted, Some((41, 22)), &[], 6, &mut out);
+        feed_edited(&mut tracker, &mut t, &lifted, stay, &mut out, |r| {
+            arm(&mut r.hands.white, 37, 17..=53);
+            if let Some(sq) = read {
+                r.squares[sq as usize].contact = 0.65;
+            }
+        });
+        if away {
+            feed_arm(&mut tracker, &mut t, &lifted, Some((47, 30)), &[], 4, &mut out);
+        }
+        feed_arm(&mut tracker, &mut t, &lifted, Some((41, 22)), &[], 4, &mut out);
+        feed_arm(&mut tracker, &mut t, &start, Some((41, 22)), &[], 4, &mut out);
+        feed_arm(&mut tracker, &mut t, &start, None, &[], 10, &mut out);
+        tracker.finish(&mut out);
+        out
+    }
+
+    #[test]
+    fn a_held_piece_meeting_a_piece_it_could_take_is_a_contact_on_a_weaker_reading() {
+        // A contact reading of 0.65 on the knight the held bishop could take: a capture begun
+        // (4.3.3). The same reading on the g7 pawn, which the bishop cannot take, is nothing.
+        assert_eq!(events(&bishop_held_at_f6(8, Some(Square::F6), false)), ["lift g5", "contact f6", "release g5"]);
+        assert_eq!(events(&bishop_held_at_f6(8, Some(Square::G7), false)), ["lift g5", "release g5"]);
+    }
+
+    #[test]
+    fn a_held_piece_that_stayed_at_a_piece_it_could_take_and_was_carried_away_met_it() {
+        // No contact read, but the bishop held at the knight for 0.6 s, then carried off still
+        // in hand: a capture begun and taken back, for the arbiter to judge. Held there only a
+        // moment on the way, or set down without leaving the knight, it is nothing.
+        let stayed = bishop_held_at_f6(12, None, true);
+        assert_eq!(events(&stayed), ["lift g5", "contact f6", "release g5"]);
+        assert!(stayed[1].conf.is_some_and(|c| c < 0.7), "a judgement, not an accusation: {stayed:?}");
+        assert_eq!(events(&bishop_held_at_f6(3, None, true)), ["lift g5", "release g5"]);
+        assert_eq!(events(&bishop_held_at_f6(12, None, false)), ["lift g5", "release g5"]);
     }
 
     #[test]
