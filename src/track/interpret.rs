@@ -607,6 +607,14 @@ impl Interpreter {
                         if piece.role == Role::Pawn && sq.rank() == piece.color.fold_wb(Rank::Seventh, Rank::Second) {
                             self.promoting.push((piece.color, sq));
                         }
+                        // A hand that took the other player's piece first and now lifts one of
+                        // its own put the taken piece aside: a captured piece never comes back,
+                        // and the readings often miss the hand's quick trip off the board.
+                        if piece.color == hand.side {
+                            for _ in self.held.extract_if(.., |h| h.hand == hand && h.piece.color != hand.side) {
+                                emit(hand, Action::Remove(None), BOARD_CONF, out);
+                            }
+                        }
                         self.held.push(Held { hand, piece, from: sq, at: t, other_moved: false, met: Bitboard::EMPTY });
                         emit(hand, Action::Lift(sq), BOARD_CONF, out);
                     }

@@ -1133,6 +1133,19 @@ mod tests {
     }
 
     #[test]
+    fn a_hand_that_took_a_piece_and_lifts_one_of_its_own_put_the_taken_piece_aside() {
+        // White takes Black's d5 pawn first (en passant), and the same hand, never seen off the
+        // board, lifts the e5 pawn and sets it on d6: the black pawn went off the board before.
+        let start = board_of("rnbqkbnr/ppp1pppp/8/3pP3/8/8/PPPP1PPP/RNBQKBNR");
+        let taken = without(&start, &[Square::D5]);
+        let lifted = without(&taken, &[Square::E5]);
+        let moved = board_of("rnbqkbnr/ppp1pppp/3P4/8/8/8/PPPP1PPP/RNBQKBNR");
+        let arm = Some((29, 18));
+        let got = play(&start, &[(&start, arm), (&taken, arm), (&taken, arm), (&lifted, arm), (&moved, arm), (&moved, None), (&moved, None)]);
+        assert_eq!(events(&got), ["lift d5", "remove", "lift e5", "release d6"]);
+    }
+
+    #[test]
     fn a_short_contact_just_before_grasping_another_piece_is_a_brush() {
         let start = Board::default();
         let mut lifted = start.clone();
