@@ -4,12 +4,13 @@
 //!
 //! From above, a held piece resting on the piece it was about to take often reads no contact:
 //! the hand hides both. The hand's stay is then the evidence. The history keeps, reading by
-//! reading, the squares each hand over the board was within [`STAY_NEAR`] squares of, and those
-//! it was within [`AWAY`] of. When a held piece is set down, the interpreter asks
-//! [`Carried::stay`] whether the hand that held it stayed at a square for [`STAY_MIN_S`] or
-//! longer (gaps of at most [`STAY_GAP_S`]) and then, still holding it, went [`AWAY`] squares or
-//! more from it: a hand carrying a piece past another passes over it in a few readings, and
-//! one setting its piece down beside another stays there without leaving it in hand.
+//! reading, the squares the far end of each hand over the board (its fingers, not its arm: see
+//! `Track::tip_distance`) was within [`STAY_NEAR`] squares of, and those it was within
+//! [`AWAY`] of. When a held piece is set down, the interpreter asks [`Carried::stay`] whether
+//! the hand that held it stayed at a square for [`STAY_MIN_S`] or longer (gaps of at most
+//! [`STAY_GAP_S`]) and then, still holding it, went [`AWAY`] squares or more from it: a hand
+//! carrying a piece past another passes over it in a few readings, and one setting its piece
+//! down beside another stays there without leaving it in hand.
 
 use std::collections::VecDeque;
 
@@ -19,10 +20,10 @@ use super::hands::Hands;
 use crate::detect::Reading;
 use crate::events::Hand;
 
-/// Squares from the hand's nearest cell to the centre of a square within which the hand is at
-/// its piece.
+/// Squares from the nearest cell of the hand's far end to the centre of a square within which
+/// the hand is at its piece.
 const STAY_NEAR: f32 = 0.6;
-/// Squares from a square the hand must reach for its stay there to be over.
+/// Squares from a square the hand's far end must reach for its stay there to be over.
 const AWAY: f32 = 1.5;
 /// Shortest stay, in seconds, that counts.
 const STAY_MIN_S: f64 = 0.4;
@@ -52,7 +53,7 @@ impl Carried {
         for track in hands.tracks().iter().filter(|tr| tr.over_board && tr.seen == t) {
             let (mut near, mut within) = (Bitboard::EMPTY, Bitboard::EMPTY);
             for sq in Square::ALL {
-                let distance = track.distance(&reading.hands, sq);
+                let distance = track.tip_distance(&reading.hands, sq);
                 if distance <= STAY_NEAR {
                     near.add(sq);
                 }

@@ -1087,9 +1087,10 @@ mod tests {
     }
 
     /// White lifts the bishop on g5 (Black's knight on f6 in its reach, the pawn on g7 not),
-    /// holds it at f6 for `stay` readings with a contact reading of 0.65 on `read` if any, goes
-    /// towards the h-file with it if `away`, and puts it back.
-    fn bishop_held_at_f6(stay: usize, read: Option<Square>, away: bool) -> Vec<Event> {
+    /// holds it at f6 (the arm's far end at cell row `top`: 17 is f6, 5 beyond it on f8) for
+    /// `stay` readings with a contact reading of 0.65 on `read` if any, goes towards the h-file
+    /// with it if `away`, and puts it back.
+    fn bishop_held_at_f6(top: usize, stay: usize, read: Option<Square>, away: bool) -> Vec<Event> {
         let start = board_of("rnbqkb1r/pppppppp/5n2/6B1/3P4/8/PPP1PPPP/RN1QKBNR");
         let lifted = without(&start, &[Square::G5]);
         let mut tracker = Tracker::new(start.clone(), Options::default());
@@ -1097,7 +1098,7 @@ mod tests {
         feed_arm(&mut tracker, &mut t, &start, Some((41, 22)), &[], 4, &mut out);
         feed_arm(&mut tracker, &mut t, &lifted, Some((41, 22)), &[], 6, &mut out);
         feed_edited(&mut tracker, &mut t, &lifted, stay, &mut out, |r| {
-            arm(&mut r.hands.white, 37, 17..=53);
+            arm(&mut r.hands.white, 37, top..=53);
             if let Some(sq) = read {
                 r.squares[sq as usize].contact = 0.65;
             }
@@ -1116,8 +1117,8 @@ mod tests {
     fn a_held_piece_meeting_a_piece_it_could_take_is_a_contact_on_a_weaker_reading() {
         // A contact reading of 0.65 on the knight the held bishop could take: a capture begun
         // (4.3.3). The same reading on the g7 pawn, which the bishop cannot take, is nothing.
-        assert_eq!(events(&bishop_held_at_f6(8, Some(Square::F6), false)), ["lift g5", "contact f6", "release g5"]);
-        assert_eq!(events(&bishop_held_at_f6(8, Some(Square::G7), false)), ["lift g5", "release g5"]);
+        assert_eq!(events(&bishop_held_at_f6(17, 8, Some(Square::F6), false)), ["lift g5", "contact f6", "release g5"]);
+        assert_eq!(events(&bishop_held_at_f6(17, 8, Some(Square::G7), false)), ["lift g5", "release g5"]);
     }
 
     #[test]
@@ -1125,11 +1126,13 @@ mod tests {
         // No contact read, but the bishop held at the knight for 0.6 s, then carried off still
         // in hand: a capture begun and taken back, for the arbiter to judge. Held there only a
         // moment on the way, or set down without leaving the knight, it is nothing.
-        let stayed = bishop_held_at_f6(12, None, true);
+        let stayed = bishop_held_at_f6(17, 12, None, true);
         assert_eq!(events(&stayed), ["lift g5", "contact f6", "release g5"]);
         assert!(stayed[1].conf.is_some_and(|c| c < 0.7), "a judgement, not an accusation: {stayed:?}");
-        assert_eq!(events(&bishop_held_at_f6(3, None, true)), ["lift g5", "release g5"]);
-        assert_eq!(events(&bishop_held_at_f6(12, None, false)), ["lift g5", "release g5"]);
+        assert_eq!(events(&bishop_held_at_f6(17, 3, None, true)), ["lift g5", "release g5"]);
+        assert_eq!(events(&bishop_held_at_f6(17, 12, None, false)), ["lift g5", "release g5"]);
+        // The arm lying across the knight while the fingers are on f8 is no stay at f6.
+        assert_eq!(events(&bishop_held_at_f6(5, 12, None, true)), ["lift g5", "release g5"]);
     }
 
     #[test]
