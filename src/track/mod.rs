@@ -72,8 +72,10 @@ pub struct Options {
     pub capture_contact_min: f32,
     /// Longest gap, in seconds, inside one contact (missed readings).
     pub contact_gap_s: f64,
-    /// A short contact followed this soon (seconds) by the same hand's contact elsewhere is a
-    /// graze on the way.
+    /// A short contact followed this soon (seconds) by the same hand's contact elsewhere, or its
+    /// grasp of another piece, is a graze on the way. (0.6: a hand reaching for the king
+    /// brushes the queen beside it half a second before the lift is dated; every scripted touch
+    /// of the rendered clips comes 1.2 s or more before the hand's next act.)
     pub graze_s: f64,
     /// Hand-map probability from which a cell belongs to a hand.
     pub hand_min: f32,
@@ -100,7 +102,7 @@ impl Default for Options {
             contact_min: 0.8,
             capture_contact_min: 0.5,
             contact_gap_s: 0.12,
-            graze_s: 0.35,
+            graze_s: 0.6,
             hand_min: 0.5,
             hand_grow: 0.25,
             hand_min_cells: 12,
