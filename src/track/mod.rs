@@ -1171,6 +1171,23 @@ mod tests {
     }
 
     #[test]
+    fn a_short_contact_half_a_second_before_grasping_the_piece_beside_it_is_a_brush() {
+        // The hand reaching for the king brushes the queen for 0.15 s, and is read touching the
+        // king 0.45 s later, as it grasps it.
+        let start = Board::default();
+        let lifted = without(&start, &[Square::E1]);
+        let mut tracker = Tracker::new(start.clone(), Options::default());
+        let (mut out, mut t) = (Vec::new(), 0.0);
+        let phases: [(&Board, &[Square], usize); 5] =
+            [(&start, &[], 4), (&start, &[Square::D1], 3), (&start, &[], 8), (&start, &[Square::E1], 3), (&lifted, &[], 8)];
+        for (board, touched, n) in phases {
+            feed_arm(&mut tracker, &mut t, board, Some((28, 40)), touched, n, &mut out);
+        }
+        tracker.finish(&mut out);
+        assert_eq!(events(&out), ["brush d1", "lift e1"]);
+    }
+
+    #[test]
     fn a_hand_back_alone_with_the_other_number_is_in_doubt() {
         let board = board_of;
         let start = Board::default();
