@@ -1150,22 +1150,26 @@ mod tests {
         assert_eq!(events(&got), ["lift d5", "remove", "lift e5", "release d6"]);
     }
 
-    #[test]
-    fn a_short_contact_just_before_grasping_another_piece_is_a_brush() {
+    /// The events of White's hand reaching for the king from the start position (its arm over
+    /// the e-file) in `phases`: readings of the start position with contact on the squares
+    /// given, then with the king lifted.
+    fn reach_for_the_king(phases: &[(bool, &[Square], usize)]) -> Vec<String> {
         let start = Board::default();
-        let mut lifted = start.clone();
-        lifted.discard_piece_at(Square::E1);
+        let lifted = without(&start, &[Square::E1]);
         let mut tracker = Tracker::new(start.clone(), Options::default());
         let (mut out, mut t) = (Vec::new(), 0.0);
-        // White's hand comes in over d1 and e1, its fingers on both for a moment, then on e1
-        // only, and lifts the king.
-        let phases: [(&Board, &[Square], usize); 4] =
-            [(&start, &[], 4), (&start, &[Square::D1, Square::E1], 2), (&start, &[Square::E1], 3), (&lifted, &[], 8)];
-        for (board, touched, n) in phases {
-            feed_arm(&mut tracker, &mut t, board, Some((28, 40)), touched, n, &mut out);
+        for &(gone, touched, n) in phases {
+            feed_arm(&mut tracker, &mut t, if gone { &lifted } else { &start }, Some((28, 40)), touched, n, &mut out);
         }
         tracker.finish(&mut out);
-        let got = events(&out);
+        events(&out)
+    }
+
+    #[test]
+    fn a_short_contact_just_before_grasping_another_piece_is_a_brush() {
+        // White's hand comes in over d1 and e1, its fingers on both for a moment, then on e1
+        // only, and lifts the king.
+        let got = reach_for_the_king(&[(false, &[], 4), (false, &[Square::D1, Square::E1], 2), (false, &[Square::E1], 3), (true, &[], 8)]);
         assert_eq!(got.first().map(String::as_str), Some("brush d1"), "{got:?}");
         assert!(got.contains(&"lift e1".to_string()), "{got:?}");
     }
@@ -1174,17 +1178,8 @@ mod tests {
     fn a_short_contact_half_a_second_before_grasping_the_piece_beside_it_is_a_brush() {
         // The hand reaching for the king brushes the queen for 0.15 s, and is read touching the
         // king 0.45 s later, as it grasps it.
-        let start = Board::default();
-        let lifted = without(&start, &[Square::E1]);
-        let mut tracker = Tracker::new(start.clone(), Options::default());
-        let (mut out, mut t) = (Vec::new(), 0.0);
-        let phases: [(&Board, &[Square], usize); 5] =
-            [(&start, &[], 4), (&start, &[Square::D1], 3), (&start, &[], 8), (&start, &[Square::E1], 3), (&lifted, &[], 8)];
-        for (board, touched, n) in phases {
-            feed_arm(&mut tracker, &mut t, board, Some((28, 40)), touched, n, &mut out);
-        }
-        tracker.finish(&mut out);
-        assert_eq!(events(&out), ["brush d1", "lift e1"]);
+        let got = reach_for_the_king(&[(false, &[], 4), (false, &[Square::D1], 3), (false, &[], 8), (false, &[Square::E1], 3), (true, &[], 8)]);
+        assert_eq!(got, ["brush d1", "lift e1"]);
     }
 
     #[test]
