@@ -252,7 +252,12 @@ impl Interpreter {
 
     /// The squares of the pieces `held` could take from where it stood.
     fn takes(&self, held: &Held) -> Bitboard {
-        self.board.by_color(!held.piece.color).into_iter().filter(|&sq| could_move(held.piece, held.from, sq, &self.board)).collect()
+        let theirs = self.board.by_color(!held.piece.color);
+        if held.piece.role == Role::Pawn {
+            // Pawns take diagonally only.
+            return theirs & shakmaty::attacks::pawn_attacks(held.piece.color, held.from);
+        }
+        theirs.into_iter().filter(|&sq| could_move(held.piece, held.from, sq, &self.board)).collect()
     }
 
     /// Takes in where the hands are (after `hands` took in `reading`).
@@ -629,7 +634,7 @@ impl Interpreter {
                                 // taken back (see `Carried`), dated when the stay began.
                                 if holder.side == held.color {
                                     for target in self.takes(&taken) & !met & !Bitboard::from(sq) {
-                                        if let Some(first) = self.carried.stay(holder, target, lifted, t) {
+                                        if let Some(first) = self.carried.stay(holder.side, target, lifted, t) {
                                             out.push(Event { t: first.max(self.last_t).min(t), action: Action::Contact { sq: target, piece: None }, hand: holder, conf: Some(STAY_CONF), hand_conf: None });
                                         }
                                     }

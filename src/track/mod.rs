@@ -1093,18 +1093,27 @@ mod tests {
     /// `stay` readings with a contact reading of 0.65 on `read` if any, goes towards the h-file
     /// with it if `away`, and puts it back.
     fn bishop_held_at_f6(top: usize, stay: usize, read: Option<Square>, away: bool) -> Vec<Event> {
+        bishop_held_at_f6_still_for(top, stay, 0.0, read, away)
+    }
+
+    /// As [`bishop_held_at_f6`], with no reading for `still` seconds in the middle of the stay
+    /// (the frames skipped because nothing moved).
+    fn bishop_held_at_f6_still_for(top: usize, stay: usize, still: f64, read: Option<Square>, away: bool) -> Vec<Event> {
         let start = board_of("rnbqkb1r/pppppppp/5n2/6B1/3P4/8/PPP1PPPP/RN1QKBNR");
         let lifted = without(&start, &[Square::G5]);
         let mut tracker = Tracker::new(start.clone(), Options::default());
         let (mut out, mut t) = (Vec::new(), 0.0);
         feed_arm(&mut tracker, &mut t, &start, Some((41, 22)), &[], 4, &mut out);
         feed_arm(&mut tracker, &mut t, &lifted, Some((41, 22)), &[], 6, &mut out);
-        feed_edited(&mut tracker, &mut t, &lifted, stay, &mut out, |r| {
+        let at_f6 = |r: &mut Reading| {
             arm(&mut r.hands.white, 37, top..=53);
             if let Some(sq) = read {
                 r.squares[sq as usize].contact = 0.65;
             }
-        });
+        };
+        feed_edited(&mut tracker, &mut t, &lifted, stay / 2, &mut out, at_f6);
+        t += still;
+        feed_edited(&mut tracker, &mut t, &lifted, stay - stay / 2, &mut out, at_f6);
         if away {
             feed_arm(&mut tracker, &mut t, &lifted, Some((47, 30)), &[], 4, &mut out);
         }
@@ -1135,6 +1144,8 @@ mod tests {
         assert_eq!(events(&bishop_held_at_f6(17, 12, None, false)), ["lift g5", "release g5"]);
         // The arm lying across the knight while the fingers are on f8 is no stay at f6.
         assert_eq!(events(&bishop_held_at_f6(5, 12, None, true)), ["lift g5", "release g5"]);
+        // Frames skipped while the hand held still do not break the stay.
+        assert_eq!(events(&bishop_held_at_f6_still_for(17, 6, 0.7, None, true)), ["lift g5", "contact f6", "release g5"]);
     }
 
     #[test]
@@ -1163,6 +1174,31 @@ mod tests {
         }
         tracker.finish(&mut out);
         events(&out)
+    }
+
+    #[test]
+    fn a_held_pawn_meets_only_the_pieces_it_could_take_diagonally() {
+        // White's e4 pawn in hand, a contact reading of 0.65 on Black's pawn ahead on e5 (which
+        // it cannot take) or on d5 (which it can).
+        let start = board_of("rnbqkbnr/ppp2ppp/8/3pp3/4P3/8/PPPP1PPP/RNBQKBNR");
+        let lifted = without(&start, &[Square::E4]);
+        let run = |met: Square| {
+            let mut tracker = Tracker::new(start.clone(), Options::default());
+            let (mut out, mut t) = (Vec::new(), 0.0);
+            feed_arm(&mut tracker, &mut t, &start, Some((29, 27)), &[], 4, &mut out);
+            feed_arm(&mut tracker, &mut t, &lifted, Some((29, 27)), &[], 6, &mut out);
+            feed_edited(&mut tracker, &mut t, &lifted, 8, &mut out, |r| {
+                arm(&mut r.hands.white, 27, 22..=53);
+                r.squares[met as usize].contact = 0.65;
+            });
+            feed_arm(&mut tracker, &mut t, &lifted, Some((29, 27)), &[], 4, &mut out);
+            feed_arm(&mut tracker, &mut t, &start, Some((29, 27)), &[], 4, &mut out);
+            feed_arm(&mut tracker, &mut t, &start, None, &[], 10, &mut out);
+            tracker.finish(&mut out);
+            events(&out)
+        };
+        assert_eq!(run(Square::D5), ["lift e4", "contact d5", "release e4"]);
+        assert_eq!(run(Square::E5), ["lift e4", "release e4"]);
     }
 
     #[test]
