@@ -3,8 +3,9 @@
 //! A run is the contact readings (at least [`Options::contact_min`], or
 //! [`Options::capture_contact_min`] on a piece that a piece in its player's hand could take) on
 //! one square with gaps of at most [`Options::contact_gap_s`]. It is decided once the square has
-//! been seen again after the run: if its piece left (a lift or a removal, which the board change reports), the run
-//! was the grasp and gives nothing; otherwise it is a touch dated at its first reading.
+//! been seen again after the run: if its piece left (a lift or a removal, which the board change
+//! reports), the run was the grasp and gives nothing; otherwise it is a touch dated at its first
+//! reading.
 //!
 //! A run of a single reading is noise and gives nothing. Confidence grows with the run's
 //! length: `0.4 + seconds`, but never past [`TOUCH_CONF_MAX`], under the rule engine's default

@@ -250,14 +250,10 @@ impl Interpreter {
         self.held.iter().filter(|h| h.hand.side == h.piece.color).fold(Bitboard::EMPTY, |all, held| all | self.takes(held))
     }
 
-    /// The squares of the pieces `held` could take from where it stood.
+    /// The squares of the pieces `held` could take from where it stood (pawns diagonally,
+    /// kings beside them).
     fn takes(&self, held: &Held) -> Bitboard {
-        let theirs = self.board.by_color(!held.piece.color);
-        if held.piece.role == Role::Pawn {
-            // Pawns take diagonally only.
-            return theirs & shakmaty::attacks::pawn_attacks(held.piece.color, held.from);
-        }
-        theirs.into_iter().filter(|&sq| could_move(held.piece, held.from, sq, &self.board)).collect()
+        self.board.by_color(!held.piece.color) & shakmaty::attacks::attacks(held.from, held.piece, self.board.occupied())
     }
 
     /// Takes in where the hands are (after `hands` took in `reading`).
