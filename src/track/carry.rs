@@ -44,7 +44,7 @@ struct Seen {
     within: Bitboard,
 }
 
-/// The recent history of where each hand over the board was.
+/// The recent history of where each player's hands over the board were.
 #[derive(Clone, Debug, Default)]
 pub struct Carried {
     seen: VecDeque<Seen>,

@@ -181,7 +181,7 @@ struct Held {
     /// was held: a player moves one piece at a time, so this one may never have left (see
     /// [`QUICK_CONF`]).
     other_moved: bool,
-    /// The pieces of the other colour a contact reading showed it meeting.
+    /// The squares where a contact reading showed its hand meeting a piece (already reported).
     met: Bitboard,
 }
 
