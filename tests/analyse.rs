@@ -39,8 +39,13 @@ fn analyse(clip: &str, overlay: bool) -> Analysed {
     let result = cmd.output().expect("touchmove runs");
     let _ = std::fs::remove_file(&declarations);
     assert!(result.status.success(), "{clip}: {}", String::from_utf8_lossy(&result.stderr));
-    let records = std::fs::read_to_string(out.join("rulings.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let records = records(&out.join("rulings.jsonl"));
     Analysed { out, records }
+}
+
+/// The records of a `rulings.jsonl`.
+fn records(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
 }
 
 fn moves(a: &Analysed) -> Vec<String> {
@@ -236,7 +241,7 @@ fn the_real_overhead_clip_gives_its_seven_moves_and_no_ruling() {
     let out = std::env::temp_dir().join(format!("touchmove-real-clip-{}", std::process::id()));
     let result = Command::new(env!("CARGO_BIN_EXE_touchmove")).args(["eval", labels.to_str().unwrap(), "--out", out.to_str().unwrap()]).output().expect("touchmove runs");
     assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
-    let records: Vec<serde_json::Value> = std::fs::read_to_string(out.join("overhead-game-clip/rulings.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let records = records(&out.join("overhead-game-clip/rulings.jsonl"));
     let a = Analysed { out, records };
     assert_eq!(moves(&a), ["e2e4", "e7e5", "d1h5", "b8c6", "f1c4", "g8f6", "h5f7"]);
     assert_eq!(rulings(&a), []);
@@ -258,7 +263,7 @@ fn the_real_overhead_clip_on_the_corners_calibrate_finds_gives_its_seven_moves()
     touchmove(&["calibrate", source.to_str().unwrap(), "--name", "clip", "--dir", dir.to_str().unwrap()]);
     let run = out.join("run");
     touchmove(&["analyse", source.to_str().unwrap(), "--calibration", dir.join("clip.json").to_str().unwrap(), "--out", run.to_str().unwrap()]);
-    let records = std::fs::read_to_string(run.join("rulings.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let records = records(&run.join("rulings.jsonl"));
     let a = Analysed { out, records };
     assert_eq!(moves(&a), ["e2e4", "e7e5", "d1h5", "b8c6", "f1c4", "g8f6", "h5f7"]);
     // At most a judgement: the knight's lift the readings showed, put back.
@@ -297,7 +302,7 @@ fn the_real_overhead_clip_re_encoded_or_at_half_size_gives_the_same_moves() {
     let result = Command::new(env!("CARGO_BIN_EXE_touchmove")).args(["eval", root.join("clips").to_str().unwrap(), "--out", out.to_str().unwrap()]).output().expect("touchmove runs");
     assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
     for name in ["mjpeg", "half"] {
-        let records: Vec<serde_json::Value> = std::fs::read_to_string(out.join(name).join("rulings.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let records = records(&out.join(name).join("rulings.jsonl"));
         let a = Analysed { out: out.join(name), records };
         assert_eq!(moves(&a), ["e2e4", "e7e5", "d1h5", "b8c6", "f1c4", "g8f6", "h5f7"], "{name}");
         // Nothing but a judgement: a pawn the readings lost under the arm for a moment.
@@ -350,7 +355,7 @@ fn a_camera_bumped_between_moves_is_re_calibrated_and_the_game_read_on() {
         .output()
         .expect("touchmove runs");
     assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
-    let records: Vec<serde_json::Value> = std::fs::read_to_string(out.join("rulings.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let records = records(&out.join("rulings.jsonl"));
     let a = Analysed { out: root.clone(), records };
     let warnings: Vec<&serde_json::Value> = a.records.iter().filter(|r| r["kind"] == "warning").collect();
     // Found in the still stretch, before the game goes on: a hand resting in the margin, or

@@ -5,7 +5,7 @@
 //! From above, a held piece resting on the piece it was about to take often reads no contact:
 //! the hand hides both. The hand's stay is then the evidence. The history keeps, reading by
 //! reading, the squares the far end of a hand over the board (its fingers, not its arm: see
-//! `Track::tip_distance`) was within [`STAY_NEAR`] squares of, and those it was within
+//! `Track::tip`) was within [`STAY_NEAR`] squares of, and those it was within
 //! [`AWAY`] of, for each player. When a held piece is set down, the interpreter asks
 //! [`Carried::stay`] whether a hand of its player stayed at a square for [`STAY_MIN_S`] or
 //! longer and then, the piece still in hand, went [`AWAY`] squares or more from it: a hand
@@ -17,7 +17,7 @@ use std::collections::VecDeque;
 
 use shakmaty::{Bitboard, Color, Square};
 
-use super::hands::Hands;
+use super::hands::{Hands, cells_distance};
 use crate::detect::Reading;
 
 /// Squares from the nearest cell of the hand's far end to the centre of a square within which
@@ -61,8 +61,9 @@ impl Carried {
                 continue;
             }
             for track in tracks {
+                let tip = track.tip(&reading.hands);
                 for sq in Square::ALL {
-                    let distance = track.tip_distance(&reading.hands, sq);
+                    let distance = cells_distance(tip.iter(), &reading.hands, sq);
                     if distance <= STAY_NEAR {
                         seen.near.add(sq);
                     }

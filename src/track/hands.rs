@@ -66,22 +66,22 @@ impl Track {
     /// The distance, in squares, from the centre of `sq` to the nearest cell of the track, on a
     /// map with `map`'s geometry.
     pub fn distance(&self, map: &HandMap, sq: Square) -> f32 {
-        nearest(self.cells.iter(), map, sq)
+        cells_distance(self.cells.iter(), map, sq)
     }
 
-    /// The distance, in squares, from the centre of `sq` to the nearest cell of the track's far
-    /// end: its cells within a square of its deepest reach from its player's edge (White's at
-    /// the bottom of the map, Black's at the top), where the fingers are, not the arm.
-    pub fn tip_distance(&self, map: &HandMap, sq: Square) -> f32 {
+    /// The cells of the track's far end: those within a square of its deepest reach from its
+    /// player's edge (White's at the bottom of the map, Black's at the top), where the fingers
+    /// are, not the arm.
+    pub fn tip(&self, map: &HandMap) -> Vec<(usize, usize)> {
         let depth = |&(row, _): &(usize, usize)| if self.hand.side == Color::White { map.side.saturating_sub(row + 1) } else { row };
         let deepest = self.cells.iter().map(depth).max().unwrap_or(0);
-        nearest(self.cells.iter().filter(|c| depth(c) + map.cells_per_square >= deepest), map, sq)
+        self.cells.iter().copied().filter(|c| depth(c) + map.cells_per_square >= deepest).collect()
     }
 }
 
 /// The distance, in squares, from the centre of `sq` to the nearest of `cells` on a map with
 /// `map`'s geometry (infinite for none).
-fn nearest<'a>(cells: impl Iterator<Item = &'a (usize, usize)>, map: &HandMap, sq: Square) -> f32 {
+pub fn cells_distance<'a>(cells: impl Iterator<Item = &'a (usize, usize)>, map: &HandMap, sq: Square) -> f32 {
     let (rows, cols) = map.cells(sq);
     let n = map.cells_per_square.max(1) as f32;
     let (r, c) = ((rows.start + rows.end) as f32 / 2.0, (cols.start + cols.end) as f32 / 2.0);

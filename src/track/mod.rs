@@ -1090,15 +1090,10 @@ mod tests {
 
     /// White lifts the bishop on g5 (Black's knight on f6 in its reach, the pawn on g7 not),
     /// holds it at f6 (the arm's far end at cell row `top`: 17 is f6, 5 beyond it on f8) for
-    /// `stay` readings with a contact reading of 0.65 on `read` if any, goes towards the h-file
-    /// with it if `away`, and puts it back.
-    fn bishop_held_at_f6(top: usize, stay: usize, read: Option<Square>, away: bool) -> Vec<Event> {
-        bishop_held_at_f6_still_for(top, stay, 0.0, read, away)
-    }
-
-    /// As [`bishop_held_at_f6`], with no reading for `still` seconds in the middle of the stay
-    /// (the frames skipped because nothing moved).
-    fn bishop_held_at_f6_still_for(top: usize, stay: usize, still: f64, read: Option<Square>, away: bool) -> Vec<Event> {
+    /// `stay` readings with a contact reading of 0.65 on `read` if any (and no reading at all for
+    /// `still` seconds in the middle: frames skipped because nothing moved), goes towards the
+    /// h-file with it if `away`, and puts it back.
+    fn bishop_held_at_f6(top: usize, stay: usize, still: f64, read: Option<Square>, away: bool) -> Vec<Event> {
         let start = board_of("rnbqkb1r/pppppppp/5n2/6B1/3P4/8/PPP1PPPP/RN1QKBNR");
         let lifted = without(&start, &[Square::G5]);
         let mut tracker = Tracker::new(start.clone(), Options::default());
@@ -1128,8 +1123,8 @@ mod tests {
     fn a_held_piece_meeting_a_piece_it_could_take_is_a_contact_on_a_weaker_reading() {
         // A contact reading of 0.65 on the knight the held bishop could take: a capture begun
         // (4.3.3). The same reading on the g7 pawn, which the bishop cannot take, is nothing.
-        assert_eq!(events(&bishop_held_at_f6(17, 8, Some(Square::F6), false)), ["lift g5", "contact f6", "release g5"]);
-        assert_eq!(events(&bishop_held_at_f6(17, 8, Some(Square::G7), false)), ["lift g5", "release g5"]);
+        assert_eq!(events(&bishop_held_at_f6(17, 8, 0.0, Some(Square::F6), false)), ["lift g5", "contact f6", "release g5"]);
+        assert_eq!(events(&bishop_held_at_f6(17, 8, 0.0, Some(Square::G7), false)), ["lift g5", "release g5"]);
     }
 
     #[test]
@@ -1137,15 +1132,15 @@ mod tests {
         // No contact read, but the bishop held at the knight for 0.6 s, then carried off still
         // in hand: a capture begun and taken back, for the arbiter to judge. Held there only a
         // moment on the way, or set down without leaving the knight, it is nothing.
-        let stayed = bishop_held_at_f6(17, 12, None, true);
+        let stayed = bishop_held_at_f6(17, 12, 0.0, None, true);
         assert_eq!(events(&stayed), ["lift g5", "contact f6", "release g5"]);
         assert!(stayed[1].conf.is_some_and(|c| c < 0.7), "a judgement, not an accusation: {stayed:?}");
-        assert_eq!(events(&bishop_held_at_f6(17, 3, None, true)), ["lift g5", "release g5"]);
-        assert_eq!(events(&bishop_held_at_f6(17, 12, None, false)), ["lift g5", "release g5"]);
+        assert_eq!(events(&bishop_held_at_f6(17, 3, 0.0, None, true)), ["lift g5", "release g5"]);
+        assert_eq!(events(&bishop_held_at_f6(17, 12, 0.0, None, false)), ["lift g5", "release g5"]);
         // The arm lying across the knight while the fingers are on f8 is no stay at f6.
-        assert_eq!(events(&bishop_held_at_f6(5, 12, None, true)), ["lift g5", "release g5"]);
+        assert_eq!(events(&bishop_held_at_f6(5, 12, 0.0, None, true)), ["lift g5", "release g5"]);
         // Frames skipped while the hand held still do not break the stay.
-        assert_eq!(events(&bishop_held_at_f6_still_for(17, 6, 0.7, None, true)), ["lift g5", "contact f6", "release g5"]);
+        assert_eq!(events(&bishop_held_at_f6(17, 6, 0.7, None, true)), ["lift g5", "contact f6", "release g5"]);
     }
 
     #[test]
