@@ -341,3 +341,15 @@ fn a_hand_from_the_movers_edge_that_lifts_the_opponents_piece_after_the_move_pla
     let out = run(fen, Options::default(), "1 w1 lift e5\n2 w1 release d6\n3 w1 lift d5\n4 w1 remove\n5 b1 lift g8");
     assert_eq!(summary(&out), ["move exd6"]);
 }
+
+#[test]
+fn at_the_end_of_the_input_a_move_stands_as_the_last_piece_moved_left_it() {
+    // Nf3 released, then moved on to h3, then a stray touch and no clock press before the
+    // recording ends: the 4.7 ruling and the move are dated at the knight's release on h3, the
+    // breach, not at the touch that followed.
+    let fen = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+    let out = run(fen, CLOCK, "1 w1 lift g1\n2 w1 release f3\n3 w1 lift f3\n4 w1 release h3\n6.5 w1 touch b1 conf=0.5");
+    assert_eq!(summary(&out), ["violation 4.7", "move Nh3"]);
+    let (Record::Ruling(r), Record::Move(m)) = (&out[0], &out[1]) else { unreachable!() };
+    assert_eq!((r.t, m.made_t, m.t), (4.0, 2.0, 4.0));
+}

@@ -152,7 +152,8 @@ pub struct Engine {
     /// A side whose move was completed by the opponent's touch before it pressed the clock.
     late_press: Option<Color>,
     warned_press_without_clock: bool,
-    last_t: f64,
+    /// When an event last changed where the pieces stand.
+    changed_t: f64,
     /// A hand the tracker gave to the side that had just moved, taken as the opponent's while it
     /// makes the opponent's move (see [`Engine::reside`]): its id, and the id it goes by.
     resided: Option<(Hand, Hand)>,
@@ -172,7 +173,7 @@ impl Engine {
             open_claims: Vec::new(),
             late_press: None,
             warned_press_without_clock: false,
-            last_t: 0.0,
+            changed_t: 0.0,
             resided: None,
         }
     }
@@ -196,12 +197,14 @@ impl Engine {
     /// took it: by another player's hand where the tracker's side for the hand cannot be right
     /// (see `Engine::reside`; a warning says so).
     pub fn apply(&mut self, ev: &Event, out: &mut Vec<Record>) -> Event {
-        self.last_t = self.last_t.max(ev.t);
+        let before = self.phys.board().clone();
         let ev = self.reside(ev, out);
         if ev.hand.side != self.pos.turn() && !self.opponent_event(&ev, out) {
+            self.note_change(&before, ev.t);
             return ev;
         }
         self.mover_event(&ev, out);
+        self.note_change(&before, ev.t);
         // The move it made for the opponent is down: the hand is its own side's again.
         if let Some((_, by)) = self.resided
             && by == ev.hand
@@ -211,6 +214,13 @@ impl Engine {
             self.resided = None;
         }
         ev
+    }
+
+    /// Remembers `t` as the last change of the pieces if the board no longer stands as `before`.
+    fn note_change(&mut self, before: &shakmaty::Board, t: f64) {
+        if self.phys.board() != before {
+            self.changed_t = t;
+        }
     }
 
     /// `ev` with the hand it is by. A hand of the player who has made a move (and holds no
@@ -283,10 +293,11 @@ impl Engine {
         Event { hand: by, hand_conf: Some(RESIDED_CONF), ..*ev }
     }
 
-    /// Ends the input (at the last event's time): completes a move that was made, and says what
-    /// is unfinished.
+    /// Ends the input: completes a move that was made, and says what is unfinished, as of the
+    /// last event that moved a piece (what came after it, a stray touch or the hand leaving,
+    /// changed nothing a ruling rests on).
     pub fn finish(&mut self, out: &mut Vec<Record>) {
-        self.complete(self.last_t, Completion::End, out);
+        self.complete(self.changed_t, Completion::End, out);
     }
 
     /// An event by the player whose move is not in progress. Returns true when it begins that
