@@ -24,6 +24,9 @@
 //! - a piece turning the other colour in place while no hand holds one of that colour (or,
 //!   with no hand seen there, none that could take it), or appearing where no hand was seen
 //!   and no held piece could go, is a misread, and nothing happened;
+//! - a piece seen gone from its square and back, in its colour, within [`SHADOW_S`] never
+//!   left: no hand lifts a piece and sets it down again that fast, while an arm's shadow or
+//!   edge passing over it is read so (the events wait that long for the readings to tell);
 //! - a piece seen leaving while another of its colour leaves too (castling's king and rook
 //!   apart) never left if its player then sets down the other where only the other could go:
 //!   a player moves one piece at a time, and the readings lose pieces in an arm's shadow (the
@@ -80,6 +83,12 @@ const QUICK_S: f64 = 0.5;
 /// on its own square after its player moved another piece meanwhile: the readings lost it in
 /// the arm's shadow. The release carries this confidence.
 const QUICK_CONF: f32 = 0.5;
+/// A piece seen gone and back on its square within this many seconds was never lifted: the
+/// readings lost it as an arm passed. On the real overhead clip's copies (blurred, dimmed,
+/// shrunk, framed: `training/real/degrade.py`), the arm reaching in from the left edge took
+/// a7's pawn and b8's knight off for 0.17-0.25 s in 7 of 14 copies, each such "lift" a touch
+/// the engine then ruled on; no lift on the 32 rendered clips comes back within half a second.
+const SHADOW_S: f64 = 0.3;
 /// How long (seconds of settled readings) a piece seen leaving while another of its colour is
 /// lifted too may wait for the readings to show which of them moved (see `Interpreter::lost`),
 /// holding back the events after it; then it was lifted.
@@ -245,15 +254,22 @@ impl Interpreter {
 
     /// The squares of the other player's pieces that a piece in its own player's hand could
     /// take: there, the held piece meeting the piece standing is a capture begun (4.3.3). (A
-    /// piece being taken off the board by the player who captured it threatens nothing.)
+    /// piece being taken off the board by the player who captured it threatens nothing.) A
+    /// piece seen leaving in its player's hand is held already, its lift still waiting to be
+    /// read (see `SHADOW_S`).
     pub fn capturable(&self) -> Bitboard {
-        self.held.iter().filter(|h| h.hand.side == h.piece.color).fold(Bitboard::EMPTY, |all, held| all | self.takes(held))
+        let held = self.held.iter().filter(|h| h.hand.side == h.piece.color).map(|h| (h.from, h.piece));
+        let leaving = self.waiting.iter().filter_map(|(_, _, obs)| match *obs {
+            Observation::Change { sq, to: None, hand: Some(hand) } => self.board.piece_at(sq).filter(|p| p.color == hand.side).map(|p| (sq, p)),
+            _ => None,
+        });
+        held.chain(leaving).fold(Bitboard::EMPTY, |all, (from, piece)| all | self.takes(from, piece))
     }
 
-    /// The squares of the pieces `held` could take from where it stood (pawns diagonally,
-    /// kings beside them).
-    fn takes(&self, held: &Held) -> Bitboard {
-        self.board.by_color(!held.piece.color) & shakmaty::attacks::attacks(held.from, held.piece, self.board.occupied())
+    /// The squares of the pieces `piece` standing on `from` could take (pawns diagonally, kings
+    /// beside them).
+    fn takes(&self, from: Square, piece: Piece) -> Bitboard {
+        self.board.by_color(!piece.color) & shakmaty::attacks::attacks(from, piece, self.board.occupied())
     }
 
     /// Takes in where the hands are (after `hands` took in `reading`).
@@ -277,10 +293,20 @@ impl Interpreter {
     /// readings' history.
     pub fn flush(&mut self, until: f64, squares: &Squares, out: &mut Vec<Event>) {
         self.waiting.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        self.drop_shadows();
         let n = self.waiting.iter().take_while(|w| w.0 < until).count();
         let mut ready: Vec<(f64, u64, Observation)> = self.waiting.drain(..n).collect();
         ready.reverse();
         while let Some((t, seq, obs)) = ready.pop() {
+            // A piece seen leaving waits until a return within `SHADOW_S` would be known.
+            if let Observation::Change { sq, to: None, .. } = obs
+                && self.board.piece_at(sq).is_some()
+                && until - t <= SHADOW_S
+            {
+                self.waiting.push((t, seq, obs));
+                self.waiting.append(&mut ready);
+                return;
+            }
             // A piece seen leaving while another of its colour is lifted too: see `lost`.
             if let Observation::Change { sq, to: None, .. } = obs {
                 match self.lost(sq, ready.iter().rev().map(|w| &w.2)) {
@@ -327,6 +353,34 @@ impl Interpreter {
             self.read(t, obs, squares, out);
             if out.len() > before {
                 self.last_t = t;
+            }
+        }
+    }
+
+    /// Removes from the waiting observations each piece seen leaving its square and back there
+    /// within [`SHADOW_S`] (in its colour, or one no hand holds a piece of: the model's colours
+    /// are the less sure of its readings), before the rules that weigh what else the hands did
+    /// see it: the readings lost the piece as an arm passed.
+    fn drop_shadows(&mut self) {
+        let mut i = 0;
+        while i < self.waiting.len() {
+            let (t, _, obs) = self.waiting[i];
+            let on = |w: &(f64, u64, Observation), square: Square| matches!(w.2, Observation::Change { sq, .. } if sq == square);
+            let shadow = match obs {
+                // The first change of its square still waiting: the piece is the board's.
+                Observation::Change { sq, to: None, .. } if !self.waiting[..i].iter().any(|w| on(w, sq)) => self.board.piece_at(sq).and_then(|piece| {
+                    let j = i + 1 + self.waiting[i + 1..].iter().position(|w| on(w, sq))?;
+                    let (back, _, ref seen) = self.waiting[j];
+                    matches!(*seen, Observation::Change { to: Some(seen), .. } if back - t <= SHADOW_S && (seen.color == piece.color || !self.holds(seen.color))).then_some(j)
+                }),
+                _ => None,
+            };
+            match shadow {
+                Some(j) => {
+                    self.waiting.remove(j);
+                    self.waiting.remove(i);
+                }
+                None => i += 1,
             }
         }
     }
@@ -476,6 +530,8 @@ impl Interpreter {
                 continue;
             };
             let hand = self.hand_or_guess(hand, seen.color);
+            // Moved when it appeared, as far as the events already out allow.
+            let t = at.max(self.last_t).min(t);
             let Some(piece) = self.lift_unseen(t, from, hand, out) else { continue };
             self.board.set_piece_at(sq, piece);
             self.corrections.push(Correction { sq, piece: Some(piece), t, out_of_sight: false });
@@ -629,7 +685,7 @@ impl Interpreter {
                                 // in hand, with no contact read there: the capture begun and
                                 // taken back (see `Carried`), dated when the stay began.
                                 if holder.side == held.color {
-                                    for target in self.takes(&taken) & !met & !Bitboard::from(sq) {
+                                    for target in self.takes(from, held) & !met & !Bitboard::from(sq) {
                                         if let Some(first) = self.carried.stay(holder.side, target, lifted, t) {
                                             out.push(Event { t: first.max(self.last_t).min(t), action: Action::Contact { sq: target, piece: None }, hand: holder, conf: Some(STAY_CONF), hand_conf: None });
                                         }

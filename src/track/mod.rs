@@ -331,7 +331,8 @@ mod tests {
             }
         };
         feed(&mut tracker, &start, 4, &|_| {}, &mut out);
-        feed(&mut tracker, &gone, 4, &|_| {}, &mut out);
+        // Gone for 0.4 s, longer than a shadow (see `a_piece_back_on_its_square_at_once_never_left`).
+        feed(&mut tracker, &gone, 8, &|_| {}, &mut out);
         assert_eq!(tracker.board(), &gone, "read gone, with no hand near: lifted");
         feed(&mut tracker, &gone, 6, &unsure, &mut out);
         tracker.finish(&mut out);
@@ -792,20 +793,20 @@ mod tests {
 
     #[test]
     fn a_lifted_piece_back_on_its_square_in_the_other_colour_is_put_back() {
-        // After 1.e4, Black's arm comes down the e-file; the readings lose the a7 pawn for a
-        // moment and give it back as a white pawn (a dark wooden set, blurred), where no hand
-        // is; Black plays e5.
+        // After 1.e4, Black's arm comes down the e-file; the readings lose the a7 pawn for 0.6 s
+        // and give it back as a white pawn (a dark wooden set, blurred), where no hand is;
+        // Black plays e5.
         let start = board_of("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1");
         let a7_lost = without(&start, &[Square::A7]);
-        let e7_lifted = without(&a7_lost, &[Square::E7]);
-        let mut a7_white = e7_lifted.clone();
+        let mut a7_white = start.clone();
         a7_white.set_piece_at(Square::A7, Piece::from_char('P').unwrap());
-        let mut e5 = a7_white.clone();
+        let e7_lifted = without(&a7_white, &[Square::E7]);
+        let mut e5 = e7_lifted.clone();
         e5.set_piece_at(Square::E5, Piece::from_char('p').unwrap());
         let mut tracker = Tracker::new(start.clone(), Options::default());
         tracker.expect(Color::Black);
         let (mut out, mut t) = (Vec::new(), 0.0);
-        for (board, arm_over) in [(&start, false), (&start, true), (&a7_lost, true), (&e7_lifted, true), (&a7_white, true), (&e5, true), (&e5, false)] {
+        for (board, arm_over) in [(&start, false), (&start, true), (&a7_lost, true), (&a7_lost, true), (&a7_white, true), (&e7_lifted, true), (&e5, true), (&e5, false)] {
             feed_edited(&mut tracker, &mut t, board, 6, &mut out, |r| {
                 if arm_over {
                     arm(&mut r.hands.black, 30, 0..=26);
@@ -813,7 +814,7 @@ mod tests {
             });
         }
         tracker.finish(&mut out);
-        let want = [("lift", Some(Square::A7)), ("lift", Some(Square::E7)), ("release", Some(Square::A7)), ("release", Some(Square::E5))];
+        let want = [("lift", Some(Square::A7)), ("release", Some(Square::A7)), ("lift", Some(Square::E7)), ("release", Some(Square::E5))];
         assert_eq!(actions(&out), want, "{out:?}");
         assert!(out.iter().all(|e| e.hand.side == Color::Black), "{out:?}");
     }
@@ -958,11 +959,27 @@ mod tests {
     }
 
     #[test]
-    fn a_piece_back_on_its_square_at_once_is_a_doubtful_release() {
+    fn a_piece_back_on_its_square_at_once_never_left() {
+        // Read gone for 0.2 s (four readings), then back: no hand lifts and sets down a piece
+        // that fast; an arm passing over it is read so.
+        let start = Board::default();
+        let gone = without(&start, &[Square::G1]);
+        let mut tracker = Tracker::new(start.clone(), Options::default());
+        let (mut out, mut t) = (Vec::new(), 0.0);
+        feed(&mut tracker, &mut t, &start, true, 4, &mut out);
+        feed(&mut tracker, &mut t, &gone, true, 4, &mut out);
+        feed(&mut tracker, &mut t, &start, true, 4, &mut out);
+        feed(&mut tracker, &mut t, &start, false, 4, &mut out);
+        tracker.finish(&mut out);
+        assert_eq!(out, []);
+    }
+
+    #[test]
+    fn a_piece_back_on_its_square_soon_is_a_doubtful_release() {
         let start = Board::default();
         let mut lifted = start.clone();
         lifted.discard_piece_at(Square::G1);
-        for (gone, conf) in [(4, 0.5), (16, 0.95)] {
+        for (gone, conf) in [(8, 0.5), (16, 0.95)] {
             let mut tracker = Tracker::new(start.clone(), Options::default());
             let mut out = Vec::new();
             let mut t = 0.0;
