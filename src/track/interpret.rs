@@ -16,7 +16,8 @@
 //!   whose square's readings have turned from occupied towards empty, though not enough to
 //!   change the stable board (a grid a little off, a shadow), was lifted from there: a `lift`
 //!   with [`UNSEEN_CONF`] and the `release`, at once, or when a hand leaves or a piece is
-//!   lifted and the readings since tell;
+//!   lifted and the readings since tell (dated when the piece appeared, as far as the events
+//!   already out allow);
 //! - a pawn released on the last rank waits there to be exchanged; if it is not lifted again
 //!   before its hand leaves the board or the opponent acts, it was exchanged where the readings
 //!   could not tell (in the hand, or under it): a `remove` from the square and a `place` of the
