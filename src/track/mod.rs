@@ -1231,6 +1231,15 @@ mod tests {
     }
 
     #[test]
+    fn a_contact_read_twice_and_nothing_after_is_a_glance() {
+        // The hand over d1 reads contact with the queen for two readings (0.05 s), or three
+        // (0.1 s), and goes away.
+        let touched = |n| reach_for_the_king(&[(false, &[], 4), (false, &[Square::D1], n), (false, &[], 20)]);
+        assert_eq!(touched(2), Vec::<String>::new());
+        assert_eq!(touched(3), ["touch d1"]);
+    }
+
+    #[test]
     fn a_hand_back_alone_with_the_other_number_is_in_doubt() {
         let board = board_of;
         let start = Board::default();
