@@ -367,9 +367,13 @@ impl Interpreter {
         while i < self.waiting.len() {
             let (t, _, obs) = self.waiting[i];
             let on = |w: &(f64, u64, Observation), square: Square| matches!(w.2, Observation::Change { sq, .. } if sq == square);
+            // A piece read in place again, or in a colour no hand holds a piece of: a misread
+            // that leaves the board's piece there (see `read_now`).
+            let misread = |w: &(f64, u64, Observation), piece: Piece| matches!(w.2, Observation::Change { to: Some(seen), .. } if seen.color == piece.color || !self.holds(seen.color));
             let shadow = match obs {
-                // The first change of its square still waiting: the piece is the board's.
-                Observation::Change { sq, to: None, .. } if !self.waiting[..i].iter().any(|w| on(w, sq)) => self.board.piece_at(sq).and_then(|piece| {
+                // The piece is the board's: no earlier change of its square still waiting but
+                // misreads.
+                Observation::Change { sq, to: None, .. } => self.board.piece_at(sq).filter(|&piece| self.waiting[..i].iter().filter(|w| on(w, sq)).all(|w| misread(w, piece))).and_then(|piece| {
                     let j = i + 1 + self.waiting[i + 1..].iter().position(|w| on(w, sq))?;
                     let (back, _, ref seen) = self.waiting[j];
                     matches!(*seen, Observation::Change { to: Some(seen), .. } if back - t <= SHADOW_S && (seen.color == piece.color || !self.holds(seen.color))).then_some(j)

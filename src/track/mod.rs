@@ -975,6 +975,29 @@ mod tests {
     }
 
     #[test]
+    fn a_piece_misread_in_place_then_gone_and_back_at_once_never_left() {
+        // The knight on g1 reads Black's for a moment (a misread: no hand holds a black
+        // piece), then gone for 0.2 s, then back, while the arm hides g3 (so the misread still
+        // waits to be read when the knight is read gone).
+        let start = Board::default();
+        let mut black = start.clone();
+        black.set_piece_at(Square::G1, Piece::from_char('n').unwrap());
+        let gone = without(&start, &[Square::G1]);
+        let mut tracker = Tracker::new(start.clone(), Options::default());
+        let (mut out, mut t) = (Vec::new(), 0.0);
+        feed(&mut tracker, &mut t, &start, true, 4, &mut out);
+        for board in [&black, &gone, &start] {
+            feed_edited(&mut tracker, &mut t, board, 4, &mut out, |r| {
+                arm(&mut r.hands.white, 39, 27..=53);
+                r.squares[Square::G3 as usize].cover = 0.9;
+            });
+        }
+        feed(&mut tracker, &mut t, &start, false, 4, &mut out);
+        tracker.finish(&mut out);
+        assert_eq!(out, []);
+    }
+
+    #[test]
     fn a_piece_back_on_its_square_soon_is_a_doubtful_release() {
         let start = Board::default();
         let mut lifted = start.clone();
