@@ -359,28 +359,13 @@ impl Interpreter {
     }
 
     /// Removes from the waiting observations each piece seen leaving its square and back there
-    /// within [`SHADOW_S`] (in its colour, or one no hand holds a piece of: the model's colours
-    /// are the less sure of its readings), before the rules that weigh what else the hands did
-    /// see it: the readings lost the piece as an arm passed.
+    /// within [`SHADOW_S`] (read as itself or misread: see [`Interpreter::misread`]), before the
+    /// rules that weigh what else the hands did see it: the readings lost the piece as an arm
+    /// passed.
     fn drop_shadows(&mut self) {
         let mut i = 0;
         while i < self.waiting.len() {
-            let (t, _, obs) = self.waiting[i];
-            let on = |w: &(f64, u64, Observation), square: Square| matches!(w.2, Observation::Change { sq, .. } if sq == square);
-            // A piece read in place again, or in a colour no hand holds a piece of: a misread
-            // that leaves the board's piece there (see `read_now`).
-            let misread = |w: &(f64, u64, Observation), piece: Piece| matches!(w.2, Observation::Change { to: Some(seen), .. } if seen.color == piece.color || !self.holds(seen.color));
-            let shadow = match obs {
-                // The piece is the board's: no earlier change of its square still waiting but
-                // misreads.
-                Observation::Change { sq, to: None, .. } => self.board.piece_at(sq).filter(|&piece| self.waiting[..i].iter().filter(|w| on(w, sq)).all(|w| misread(w, piece))).and_then(|piece| {
-                    let j = i + 1 + self.waiting[i + 1..].iter().position(|w| on(w, sq))?;
-                    let (back, _, ref seen) = self.waiting[j];
-                    matches!(*seen, Observation::Change { to: Some(seen), .. } if back - t <= SHADOW_S && (seen.color == piece.color || !self.holds(seen.color))).then_some(j)
-                }),
-                _ => None,
-            };
-            match shadow {
+            match self.shadow_return(i) {
                 Some(j) => {
                     self.waiting.remove(j);
                     self.waiting.remove(i);
@@ -388,6 +373,25 @@ impl Interpreter {
                 None => i += 1,
             }
         }
+    }
+
+    /// Where, among the waiting observations, the return is that makes the `i`th a shadow (see
+    /// [`Interpreter::drop_shadows`]), if it is one.
+    fn shadow_return(&self, i: usize) -> Option<usize> {
+        let (t, _, Observation::Change { sq, to: None, .. }) = self.waiting[i] else { return None };
+        let piece = self.board.piece_at(sq)?;
+        // What a waiting change of the square reads there.
+        let change = |w: &(f64, u64, Observation)| match w.2 {
+            Observation::Change { sq: on, to, .. } if on == sq => Some(to),
+            _ => None,
+        };
+        let stays = |to: Option<Piece>| to.is_some_and(|seen| self.misread(piece, seen));
+        // The piece is the board's: no earlier change of its square still waits but misreads.
+        if !self.waiting[..i].iter().filter_map(change).all(stays) {
+            return None;
+        }
+        let j = i + 1 + self.waiting[i + 1..].iter().position(|w| change(w).is_some())?;
+        (self.waiting[j].0 - t <= SHADOW_S && change(&self.waiting[j]).is_some_and(stays)).then_some(j)
     }
 
     /// Whether the piece the readings saw leave `sq` never left it, while another of its colour
@@ -609,7 +613,7 @@ impl Interpreter {
                 let from = self.board.piece_at(sq);
                 let could_take = |seen: Piece| self.held.iter().any(|h| h.piece.color == seen.color && could_move(h.piece, h.from, sq, &self.board));
                 if let (Some(stood), Some(seen)) = (from, to)
-                    && (stood.color == seen.color || !self.holds(seen.color) || (hand.is_none() && !could_take(seen)))
+                    && (self.misread(stood, seen) || (hand.is_none() && !could_take(seen)))
                 {
                     // The same colour again, or a piece turned the other colour while no hand
                     // held one of that colour, or with no hand there, none that could take it:
@@ -817,6 +821,13 @@ impl Interpreter {
     /// Whether a hand holds a piece of `color`.
     fn holds(&self, color: Color) -> bool {
         self.held.iter().any(|h| h.piece.color == color)
+    }
+
+    /// Whether `seen`, read where `stood` stands, is `stood` misread: the same colour again, or
+    /// a colour no hand holds a piece of (the model's colours are the less sure of its
+    /// readings).
+    fn misread(&self, stood: Piece, seen: Piece) -> bool {
+        stood.color == seen.color || !self.holds(seen.color)
     }
 
     /// The hand seen, else the last hand that acted, else the first hand of `side`.
