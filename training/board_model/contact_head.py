@@ -35,14 +35,12 @@ import torch.nn.functional as F
 from torch import nn
 
 from . import geometry
+from .contact_experiment import load_base, scores, splice, step
 
 # The tensors of the shipped graph the head reads: the stride-8 features (54 x 54 cells, the
 # playing area is cells 3..51) and the square features (8 x 8) the other heads read.
 F8 = "/s8/s8.2/act/Relu_output_0"
 SQ = "/Add_output_0"
-# The old contact convolution, and the tensor the head takes over (logits [N, 1, 8, 8]).
-OLD = "/contact/Conv"
-LOGITS = "/contact/Conv_output_0"
 MARGIN = 3
 # Stride-8 cells a square.
 CELL = 6
@@ -139,7 +137,7 @@ def train(data, steps, batch, lr, seed):
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps)
     n = len(data["y"])
     start = time.time()
-    for step in range(steps):
+    for at in range(steps):
         idx = rng.integers(0, n, batch)
         f8 = _pad(torch.from_numpy(data["f8"][idx].astype(np.float32)))
         sq = torch.from_numpy(data["sq"][idx].astype(np.float32))
@@ -147,12 +145,7 @@ def train(data, steps, batch, lr, seed):
         if rng.random() < 0.5:  # a mirror of the files keeps each piece on its square
             f8, sq, y = f8.flip(3), sq.flip(3), y.flip(3)
         loss = F.binary_cross_entropy_with_logits(head(f8, sq), y, pos_weight=torch.tensor(3.0))
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        sched.step()
-        if step % 100 == 0 or step == steps - 1:
-            print(f"step {step}: loss {loss.item():.4f} ({time.time() - start:.0f} s)", flush=True)
+        step(opt, sched, loss, at, steps, start)
     return head.eval(), time.time() - start
 
 
@@ -166,18 +159,6 @@ def predict(head, data):
     return np.concatenate(out)
 
 
-def scores(pred, data):
-    """Average precision and best F1 over the occupied squares of every frame."""
-    keep = data["occ"].reshape(-1)
-    s, y = pred.reshape(-1)[keep], data["y"].reshape(-1)[keep].astype(bool)
-    order = np.argsort(-s)
-    hits = y[order]
-    precision = np.cumsum(hits) / np.arange(1, len(hits) + 1)
-    ap = float((precision * hits).sum() / max(1, hits.sum()))
-    f1 = max((2 * (p & y).sum() / max(1, p.sum() + y.sum()), th) for th in np.linspace(0.05, 0.95, 19) for p in [s >= th])
-    return {"squares": int(keep.sum()), "contacts": int(y.sum()), "average_precision": ap, "best_f1": float(f1[0]), "best_f1_threshold": float(f1[1])}
-
-
 def graft(base, head):
     """`base` with its contact convolution replaced by `head` (exported and spliced in)."""
     c8 = head.local[0].in_channels
@@ -186,30 +167,7 @@ def graft(base, head):
     torch.onnx.export(head, (torch.zeros(1, c8, 54, 54), torch.zeros(1, csq, 8, 8)), path, input_names=["f8", "sq"], output_names=["logits"], opset_version=17, dynamo=False)
     part = onnx.load(path)
     os.remove(path)
-    model = onnx.ModelProto.FromString(base.SerializeToString())
-    graph = model.graph
-    old = next(n for n in graph.node if n.name == OLD)
-    at = list(graph.node).index(old)
-    dead = set(old.input[1:])
-    rename = {"f8": F8, "sq": SQ, "logits": LOGITS}
-    nodes = []
-    for node in part.graph.node:
-        node.name = "/contact_head" + node.name
-        for i, name in enumerate(node.input):
-            node.input[i] = rename.get(name, name if not name or name in rename.values() else "contact_head." + name.lstrip("/"))
-        for i, name in enumerate(node.output):
-            node.output[i] = rename.get(name, "contact_head." + name.lstrip("/"))
-        nodes.append(node)
-    for init in part.graph.initializer:
-        init.name = "contact_head." + init.name.lstrip("/")
-    del graph.node[at]
-    for i, node in enumerate(nodes):
-        graph.node.insert(at + i, node)
-    kept = [i for i in graph.initializer if i.name not in dead]
-    del graph.initializer[:]
-    graph.initializer.extend(kept + list(part.graph.initializer))
-    onnx.checker.check_model(model)
-    return model
+    return splice(base, part, {"f8": F8, "sq": SQ}, "contact_head")
 
 
 def check(base, grafted, head, clip_dir):
@@ -245,16 +203,14 @@ def main(argv=None):
     p.add_argument("--threads", type=int, default=2)
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
-    base = onnx.load(args.base)
-    if not any(n.name == OLD for n in base.graph.node):
-        raise SystemExit(f"{args.base}: no {OLD} node: give the model as board_model.train exports it")
+    base = load_base(args.base)
     with_features = probe(base)
     train_set = load(with_features, args.clips, args.cache)
     val_set = load(with_features, args.val, args.cache)
     print(f"{len(train_set['y'])} training frames, {len(val_set['y'])} validation frames", flush=True)
     head, seconds = train(train_set, args.steps, args.batch, args.lr, args.seed)
     torch.save(head.state_dict(), os.path.splitext(args.out)[0] + ".contact.pt")
-    report = {"old": scores(val_set["contact"], val_set), "new": scores(predict(head, val_set), val_set)}
+    report = {"old": scores(val_set["contact"], val_set["occ"], val_set["y"]), "new": scores(predict(head, val_set), val_set["occ"], val_set["y"])}
     print(json.dumps(report, indent=1))
     grafted = graft(base, head)
     check(base, grafted, head, next(clips_under(args.val)))
