@@ -41,8 +41,8 @@ from torch import nn
 
 from .augment import augment
 from .cache import LETTERS, fen_classes, prescale, real_items, split_of
-from .geometry import CELLS, SIZE, warp
 from .contact_experiment import load_base, scores, splice, step
+from .geometry import CELLS, SIZE, warp
 from .net import MEAN, STD, SepBlock, conv_bn
 
 # Stride-8 cells of margin round the playing area.
@@ -110,6 +110,8 @@ def clip_frames(clip_dir, every):
 
 
 def train(data, steps, batch, lr, seed, real_fraction):
+    """A ContactNet trained on `load`'s data (a `real_fraction` of each batch from the photos),
+    and the seconds it took."""
     boards, classes, contacts, hands = data
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)

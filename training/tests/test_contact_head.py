@@ -7,7 +7,7 @@ import pytest
 
 torch = pytest.importorskip("torch")  # requirements-train.txt
 
-from board_model import contact_head, contact_experiment
+from board_model import contact_experiment, contact_head
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -6,7 +6,7 @@ import pytest
 
 torch = pytest.importorskip("torch")  # requirements-train.txt
 
-from board_model import contact_net, contact_experiment
+from board_model import contact_experiment, contact_net
 from board_model.geometry import SIZE
 from board_model.net import BoardNet
 
