@@ -299,27 +299,22 @@ impl Interpreter {
         let mut ready: Vec<(f64, u64, Observation)> = self.waiting.drain(..n).collect();
         ready.reverse();
         while let Some((t, seq, obs)) = ready.pop() {
-            // A piece seen leaving waits until a return within `SHADOW_S` would be known.
-            if let Observation::Change { sq, to: None, .. } = obs
-                && self.board.piece_at(sq).is_some()
-                && until - t <= SHADOW_S
-            {
-                self.waiting.push((t, seq, obs));
-                self.waiting.append(&mut ready);
-                return;
-            }
-            // A piece seen leaving while another of its colour is lifted too: see `lost`.
             if let Observation::Change { sq, to: None, .. } = obs {
-                match self.lost(sq, ready.iter().rev().map(|w| &w.2)) {
-                    Some(true) => continue,
-                    // Wait, this and what follows, for the readings to show where the player
-                    // sets a piece down.
-                    None if until - t < UNDECIDED_S => {
-                        self.waiting.push((t, seq, obs));
-                        self.waiting.append(&mut ready);
-                        return;
-                    }
-                    _ => {}
+                // A piece seen leaving waits until a return within `SHADOW_S` would be known;
+                // one leaving while another of its colour is lifted too (see `lost`) waits for
+                // the readings to show where the player sets a piece down. What follows waits
+                // with it.
+                let shadow_unknown = self.board.piece_at(sq).is_some() && until - t <= SHADOW_S;
+                let wait = shadow_unknown
+                    || match self.lost(sq, ready.iter().rev().map(|w| &w.2)) {
+                        Some(true) => continue,
+                        Some(false) => false,
+                        None => until - t < UNDECIDED_S,
+                    };
+                if wait {
+                    self.waiting.push((t, seq, obs));
+                    self.waiting.append(&mut ready);
+                    return;
                 }
             }
             // Never back in time (before an event already out), even if an observation came in
@@ -540,7 +535,7 @@ impl Interpreter {
             };
             let hand = self.hand_or_guess(hand, seen.color);
             // Moved when it appeared, as far as the events already out allow.
-            let t = at.max(self.last_t).min(t);
+            let t = self.no_earlier(at, t);
             let Some(piece) = self.lift_unseen(t, from, hand, out) else { continue };
             self.board.set_piece_at(sq, piece);
             self.corrections.push(Correction { sq, piece: Some(piece), t, out_of_sight: false });
@@ -696,7 +691,7 @@ impl Interpreter {
                                 if holder.side == held.color {
                                     for target in self.takes(from, held) & !met & !Bitboard::from(sq) {
                                         if let Some(first) = self.carried.stay(holder.side, target, lifted, t) {
-                                            out.push(Event { t: first.max(self.last_t).min(t), action: Action::Contact { sq: target, piece: None }, hand: holder, conf: Some(STAY_CONF), hand_conf: None });
+                                            out.push(Event { t: self.no_earlier(first, t), action: Action::Contact { sq: target, piece: None }, hand: holder, conf: Some(STAY_CONF), hand_conf: None });
                                         }
                                     }
                                 }
@@ -821,6 +816,12 @@ impl Interpreter {
     /// Whether a hand holds a piece of `color`.
     fn holds(&self, color: Color) -> bool {
         self.held.iter().any(|h| h.piece.color == color)
+    }
+
+    /// `at`, but never before an event already out (the events go out in time order), nor
+    /// after `t`, when the observation that tells of it came.
+    fn no_earlier(&self, at: f64, t: f64) -> f64 {
+        at.max(self.last_t).min(t)
     }
 
     /// Whether `seen`, read where `stood` stands, is `stood` misread: the same colour again, or

@@ -29,6 +29,11 @@ from .geometry import CELL, CELLS, SIZE, rotate_corners, warp
 LETTERS = ".PNBRQKpnbrqk"
 
 
+def label_classes(pieces):
+    """64 class indices from a render label's `pieces` (64 FEN letters or `.`, FEN reading order)."""
+    return np.int8([LETTERS.index(p) for p in pieces])
+
+
 def fen_classes(fen_board):
     """64 class indices in FEN reading order from the board part of a FEN."""
     out = []
@@ -83,8 +88,7 @@ def synthetic(args):
     board = warp(image, corners, cv2.INTER_LINEAR)
     mask_w = warp(mask, corners, cv2.INTER_NEAREST, fade=False)
     cv2.imwrite(str(Path(out_dir) / "img" / f"{index:06d}.jpg"), board, [cv2.IMWRITE_JPEG_QUALITY, 80])
-    pieces = label["pieces"]
-    classes = np.int8([LETTERS.index(p) for p in pieces])
+    classes = label_classes(label["pieces"])
     return dict(
         classes=classes,
         cover=np.float16(label["hand_cover"]),

@@ -12,6 +12,15 @@ OLD = "/contact/Conv"
 LOGITS = "/contact/Conv_output_0"
 
 
+def contact_mask(squares):
+    """[64] booleans in FEN reading order (a8 = 0, h1 = 63) from a frame label's `contact`
+    (square names)."""
+    mask = np.zeros(64, np.bool_)
+    for name in squares:
+        mask[(8 - int(name[1])) * 8 + ord(name[0]) - 97] = True
+    return mask
+
+
 def step(opt, sched, loss, at, steps, start):
     """One optimiser step on `loss`; every hundredth step and the last are logged."""
     opt.zero_grad()

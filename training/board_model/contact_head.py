@@ -35,7 +35,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from . import geometry
-from .contact_experiment import load_base, scores, splice, step
+from .contact_experiment import contact_mask, load_base, scores, splice, step
 
 # The tensors of the shipped graph the head reads: the stride-8 features (54 x 54 cells, the
 # playing area is cells 3..51) and the square features (8 x 8) the other heads read.
@@ -56,10 +56,6 @@ class ContactHead(nn.Module):
         """f8: [N, c8, 54, 54] (the whole warp), sq: [N, csq, 8, 8]; logits [N, 1, 8, 8]."""
         x = self.local(f8[:, :, MARGIN:-MARGIN, MARGIN:-MARGIN])
         return self.mix(torch.cat([F.max_pool2d(x, CELL), F.avg_pool2d(x, CELL), sq], 1))
-
-
-def _square_index(name):
-    return (8 - int(name[1])) * 8 + (ord(name[0]) - 97)
 
 
 def probe(model):
@@ -101,10 +97,7 @@ def features(session, clip_dir, cache):
         rows["f8"].append(o[F8][0, :, MARGIN:-MARGIN, MARGIN:-MARGIN].astype(np.float16))
         rows["sq"].append(o[SQ][0].astype(np.float16))
         rows["contact"].append(o["contact"][0])
-        y = np.zeros(64, np.uint8)
-        for sq in frame["contact"]:
-            y[_square_index(sq)] = 1
-        rows["y"].append(y)
+        rows["y"].append(contact_mask(frame["contact"]).astype(np.uint8))
         rows["occ"].append(np.array([c != "." for c in frame["pieces"]]))
     arrays = {k: np.array(v) for k, v in rows.items()}
     os.makedirs(cache, exist_ok=True)

@@ -40,8 +40,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from .augment import augment
-from .cache import LETTERS, fen_classes, prescale, real_items, split_of
-from .contact_experiment import load_base, scores, splice, step
+from .cache import fen_classes, label_classes, prescale, real_items, split_of
+from .contact_experiment import contact_mask, load_base, scores, splice, step
 from .geometry import CELLS, SIZE, warp
 from .net import MEAN, STD, SepBlock, conv_bn
 
@@ -71,8 +71,7 @@ def _still(json_path):
     label = json.loads(Path(json_path).read_text())
     image = cv2.imread(str(Path(json_path).with_suffix(".jpg")))
     board = warp(image, label["corners"], cv2.INTER_LINEAR)
-    classes = np.int8([LETTERS.index(p) for p in label["pieces"]])
-    return board, classes, np.bool_(label["contact"]), True
+    return board, label_classes(label["pieces"]), np.bool_(label["contact"]), True
 
 
 def _photo(item):
@@ -102,10 +101,7 @@ def clip_frames(clip_dir, every):
             break
         if i % every:
             continue
-        contact = np.zeros(64, np.bool_)
-        for sq in frame["contact"]:
-            contact[(8 - int(sq[1])) * 8 + ord(sq[0]) - 97] = True
-        out.append((warp(image, labels["corners"], cv2.INTER_LINEAR), np.int8([LETTERS.index(p) for p in frame["pieces"]]), contact))
+        out.append((warp(image, labels["corners"], cv2.INTER_LINEAR), label_classes(frame["pieces"]), contact_mask(frame["contact"])))
     return out
 
 
