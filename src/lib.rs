@@ -18,5 +18,6 @@ pub mod pgn;
 pub mod photo;
 pub mod pipeline;
 pub mod reach;
+pub mod read;
 pub mod rules;
 pub mod track;

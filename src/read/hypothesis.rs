@@ -1,0 +1,289 @@
+//! The decoder's hypotheses: a game history (a chain of decoded moves) and the board the camera
+//! should show now, which is the position the history reaches or a state in the middle of the
+//! next move: a piece in the hand, a capture half done, a king castled before its rook.
+//!
+//! What may lie between two positions follows from how pieces move: each square a move changes
+//! shows its old content, its new content or, where a piece replaces another, nothing (the
+//! captured piece taken off first); and no in-between board shows more pieces of a kind than
+//! the positions on either side of it (a piece is in one place at a time).
+
+use std::rc::Rc;
+
+use shakmaty::{Bitboard, Board, Chess, FromSetup, Move, Piece, Position, Setup, Square};
+
+/// One decoded move in a history.
+#[derive(Debug)]
+pub struct Step {
+    /// The move.
+    pub mv: Move,
+    /// Whether it is not a legal move of the position before it (Article 7.5).
+    pub illegal: bool,
+    /// When the board first showed the move begun (a piece lifted), or completed if no
+    /// in-between state was seen.
+    pub began: f64,
+    /// When the board first showed the move completed.
+    pub t: f64,
+    /// The position before the move.
+    pub before: Chess,
+    /// The history before it.
+    pub prev: Option<Rc<Step>>,
+    /// How many moves the history holds, this one included.
+    pub depth: usize,
+}
+
+impl Step {
+    /// The step at `depth` in this history (1 = the first move), if the history is that long.
+    pub fn at(self: &Rc<Step>, depth: usize) -> Option<Rc<Step>> {
+        let mut step = self.clone();
+        while step.depth > depth {
+            step = step.prev.clone()?;
+        }
+        (step.depth == depth).then_some(step)
+    }
+}
+
+/// A square a move changes: its content before and after.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Change {
+    /// The square.
+    pub sq: Square,
+    /// What stood there before the move.
+    pub old: Option<Piece>,
+    /// What stands there after it.
+    pub new: Option<Piece>,
+}
+
+/// A move of a position, with what it changes.
+#[derive(Clone, Debug)]
+pub struct Transition {
+    /// The move.
+    pub mv: Move,
+    /// Not a legal move of the position.
+    pub illegal: bool,
+    /// The squares it changes (two to four).
+    pub changes: Vec<Change>,
+    /// The position after it.
+    pub after: Chess,
+}
+
+impl Transition {
+    /// The legal move `mv` of `pos`.
+    pub fn legal(pos: &Chess, mv: Move) -> Transition {
+        let mut after = pos.clone();
+        after.play_unchecked(mv);
+        Transition { mv, illegal: false, changes: changes(pos.board(), after.board()), after }
+    }
+
+    /// The piece on `from` moved to `to` against the rules (a capture if a piece stood there),
+    /// the other side to move after it; `None` if no position can follow (no piece on `from`).
+    pub fn illegal(pos: &Chess, from: Square, to: Square) -> Option<Transition> {
+        let piece = pos.board().piece_at(from)?;
+        let capture = pos.board().role_at(to);
+        let mut setup: Setup = pos.to_setup(shakmaty::EnPassantMode::Legal);
+        setup.board.discard_piece_at(from);
+        setup.board.set_piece_at(to, piece);
+        setup.turn = pos.turn().other();
+        setup.ep_square = None;
+        let after = Chess::from_setup(setup, shakmaty::CastlingMode::Standard)
+            .or_else(|e| e.ignore_invalid_castling_rights())
+            .or_else(|e| e.ignore_impossible_check())
+            .or_else(|e| e.ignore_too_much_material())
+            .ok()?;
+        let mv = Move::Normal { role: piece.role, from, capture, to, promotion: None };
+        Some(Transition { mv, illegal: true, changes: changes(pos.board(), after.board()), after })
+    }
+
+    /// The squares of the move.
+    pub fn squares(&self) -> Bitboard {
+        self.changes.iter().map(|c| c.sq).collect()
+    }
+
+    /// Whether `shown`, which differs from the position before the move on `diff`, is a state
+    /// in the middle of this move: every square that differs is one the move changes, showing
+    /// its new content or nothing.
+    pub fn explains(&self, shown: &Board, diff: Bitboard) -> bool {
+        diff.into_iter().all(|sq| self.changes.iter().any(|c| c.sq == sq && (shown.piece_at(sq) == c.new || shown.piece_at(sq).is_none())))
+    }
+
+    /// The boards between `before` and the move's end: each changed square old, new or empty,
+    /// neither end itself, none with more pieces of a kind than both ends. Each comes with the
+    /// changes it makes to `before` (square and content).
+    pub fn between(&self, before: &Board) -> Vec<Vec<(Square, Option<Piece>)>> {
+        let options: Vec<Vec<Option<Piece>>> = self
+            .changes
+            .iter()
+            .map(|c| {
+                let mut o = vec![c.old, c.new];
+                if c.old.is_some() && c.new.is_some() {
+                    o.push(None);
+                }
+                o
+            })
+            .collect();
+        let total: usize = options.iter().map(Vec::len).product();
+        let mut out = Vec::new();
+        for mut code in 0..total {
+            let mut edits = Vec::with_capacity(options.len());
+            let (mut old, mut new) = (true, true);
+            for (c, o) in self.changes.iter().zip(&options) {
+                let content = o[code % o.len()];
+                code /= o.len();
+                old &= content == c.old;
+                new &= content == c.new;
+                if content != c.old {
+                    edits.push((c.sq, content));
+                }
+            }
+            if old || new || !self.possible(before, &edits) {
+                continue;
+            }
+            out.push(edits);
+        }
+        out
+    }
+
+    /// No piece appears more often than before and after the move.
+    fn possible(&self, before: &Board, edits: &[(Square, Option<Piece>)]) -> bool {
+        edits.iter().filter_map(|&(_, p)| p).all(|piece| {
+            let count = |b: &Board| b.by_piece(piece).count();
+            let mut shown = before.clone();
+            for &(sq, p) in edits {
+                match p {
+                    Some(p) => shown.set_piece_at(sq, p),
+                    None => shown.discard_piece_at(sq),
+                }
+            }
+            count(&shown) <= count(before).max(count(self.after.board()))
+        })
+    }
+}
+
+/// The squares that differ between two boards, with their contents.
+pub fn changes(before: &Board, after: &Board) -> Vec<Change> {
+    crate::rules::differing(before, after).into_iter().map(|sq| Change { sq, old: before.piece_at(sq), new: after.piece_at(sq) }).collect()
+}
+
+/// A hypothesis: a history and what the board shows now.
+#[derive(Clone, Debug)]
+pub struct Node {
+    /// The position the history reaches.
+    pub pos: Chess,
+    /// What the board shows: `pos`'s board, or a state in the middle of the next move.
+    pub shown: Board,
+    /// The history's cost so far, in nats.
+    pub cost: f64,
+    /// The last move of the history.
+    pub hist: Option<Rc<Step>>,
+    /// When the move under way was first seen begun (for in-between states).
+    pub began: f64,
+}
+
+impl Node {
+    /// The start of a game from `pos`.
+    pub fn start(pos: Chess) -> Node {
+        Node { shown: pos.board().clone(), pos, cost: 0.0, hist: None, began: 0.0 }
+    }
+
+    /// Whether the board shows the position itself, no move under way.
+    pub fn quiet(&self) -> bool {
+        &self.shown == self.pos.board()
+    }
+
+    /// The squares where the board shown differs from the position.
+    pub fn diff(&self) -> Bitboard {
+        crate::rules::differing(&self.shown, self.pos.board())
+    }
+
+    /// How many moves the history holds.
+    pub fn depth(&self) -> usize {
+        self.hist.as_ref().map_or(0, |s| s.depth)
+    }
+
+    /// A key that is equal for hypotheses that can no longer be told apart.
+    pub fn key(&self) -> (u64, u64) {
+        use std::hash::{Hash, Hasher};
+        let pos: shakmaty::zobrist::Zobrist64 = self.pos.zobrist_hash(shakmaty::EnPassantMode::Legal);
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        self.shown.hash(&mut h);
+        (pos.0, h.finish())
+    }
+
+    /// The node after `t`: the move done, its position shown, at `t`.
+    pub fn complete(&self, tr: &Transition, cost: f64, t: f64) -> Node {
+        let began = if self.quiet() { t } else { self.began };
+        let step = Step { mv: tr.mv, illegal: tr.illegal, began, t, before: self.pos.clone(), prev: self.hist.clone(), depth: self.depth() + 1 };
+        Node { pos: tr.after.clone(), shown: tr.after.board().clone(), cost, hist: Some(Rc::new(step)), began: t }
+    }
+
+    /// The node showing `edits` to its position's board, the move begun at `began`.
+    pub fn between(&self, edits: &[(Square, Option<Piece>)], cost: f64, began: f64) -> Node {
+        let mut shown = self.pos.board().clone();
+        for &(sq, p) in edits {
+            match p {
+                Some(p) => shown.set_piece_at(sq, p),
+                None => shown.discard_piece_at(sq),
+            }
+        }
+        Node { pos: self.pos.clone(), shown, cost, hist: self.hist.clone(), began }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shakmaty::fen::Fen;
+    use shakmaty::{CastlingMode, Color, Role};
+
+    fn pos(fen: &str) -> Chess {
+        fen.parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap()
+    }
+
+    #[test]
+    fn a_quiet_move_passes_through_the_piece_in_hand() {
+        let p = Chess::default();
+        let tr = Transition::legal(&p, Move::Normal { role: Role::Pawn, from: Square::E2, capture: None, to: Square::E4, promotion: None });
+        assert_eq!(tr.changes.len(), 2);
+        // e2 empty, e4 still empty: the pawn in the hand. (e2 full and e4 full: two pawns.)
+        assert_eq!(tr.between(p.board()), vec![vec![(Square::E2, None)]]);
+    }
+
+    #[test]
+    fn a_capture_may_take_the_captured_piece_off_first() {
+        let p = pos("rnbqkbnr/ppp1pppp/8/3p4/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2");
+        let tr = Transition::legal(&p, Move::Normal { role: Role::Pawn, from: Square::E4, capture: Some(Role::Pawn), to: Square::D5, promotion: None });
+        let mut between = tr.between(p.board());
+        between.sort_by_key(|e| e.len());
+        assert_eq!(between, vec![vec![(Square::E4, None)], vec![(Square::D5, None)], vec![(Square::E4, None), (Square::D5, None)]]);
+    }
+
+    #[test]
+    fn castling_shows_the_king_or_the_rook_moved_first() {
+        let p = pos("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1");
+        let tr = Transition::legal(&p, Move::Castle { king: Square::E1, rook: Square::H1 });
+        let between = tr.between(p.board());
+        assert!(between.contains(&vec![(Square::E1, None), (Square::G1, Some(Color::White.king()))]));
+        assert!(between.contains(&vec![(Square::F1, Some(Color::White.rook())), (Square::H1, None)]));
+        // Never two kings.
+        assert!(!between.iter().any(|e| e.contains(&(Square::G1, Some(Color::White.king()))) && !e.contains(&(Square::E1, None))));
+    }
+
+    #[test]
+    fn an_illegal_move_leads_on_with_the_other_side_to_move() {
+        let p = Chess::default();
+        let tr = Transition::illegal(&p, Square::G1, Square::G3).unwrap();
+        assert!(tr.illegal);
+        assert_eq!(tr.after.turn(), Color::Black);
+        assert_eq!(tr.after.board().piece_at(Square::G3), Some(Color::White.knight()));
+        assert!(Transition::illegal(&p, Square::E4, Square::E5).is_none());
+    }
+
+    #[test]
+    fn a_state_between_explains_only_its_own_move() {
+        let p = Chess::default();
+        let e4 = Transition::legal(&p, Move::Normal { role: Role::Pawn, from: Square::E2, capture: None, to: Square::E4, promotion: None });
+        let d4 = Transition::legal(&p, Move::Normal { role: Role::Pawn, from: Square::D2, capture: None, to: Square::D4, promotion: None });
+        let node = Node::start(p.clone()).between(&[(Square::E2, None)], 0.0, 0.0);
+        assert!(e4.explains(&node.shown, node.diff()));
+        assert!(!d4.explains(&node.shown, node.diff()));
+    }
+}

@@ -1,0 +1,405 @@
+//! The game decoder: reads the game from the board with the chess prior, never square by
+//! square.
+//!
+//! It keeps a beam of hypotheses ([`hypothesis::Node`]): each a history of moves from the start
+//! position and the board the camera should show now, the position reached or a state in the
+//! middle of the next move (a piece in the hand, a capture half done, a king castled before its
+//! rook). Each reading scores every hypothesis by [`observe::Evidence`] (occupancy and colour
+//! first, the type weaker, each square weighted by how much of it is seen); moving between
+//! hypotheses costs what [`Costs`] says (a move, two moves between two readings, an illegal
+//! move, a piece held with no hand in view). The cheapest history wins, Viterbi-style, so a
+//! misread that a later reading contradicts is outvoted rather than followed.
+//!
+//! A move goes out (fixed lag) once it has led for [`Options::lag_s`] and no hand covers its
+//! squares; its time is when its position first took the lead and kept it. A move that led and
+//! then lost the lead before going out is a correction, said as a [`Decoded::Correction`].
+
+pub mod hypothesis;
+pub mod observe;
+pub mod start;
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use shakmaty::{Bitboard, Board, Chess, Color, Move, Position};
+
+use crate::detect::Reading;
+use hypothesis::{Node, Step, Transition};
+use observe::{Evidence, Params};
+
+/// What moving between hypotheses costs, in nats (negative log prior probabilities).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Costs {
+    /// A legal move, from one reading to the next.
+    pub legal: f64,
+    /// Beginning a move (the first in-between state); completing it then costs
+    /// `legal - begin`.
+    pub begin: f64,
+    /// Going from one in-between state of a move to another.
+    pub step: f64,
+    /// Putting the piece back: the move begun is not made.
+    pub back: f64,
+    /// A whole move missed between two readings, on top of the two moves' own cost.
+    pub skip: f64,
+    /// An illegal move (Article 7.5), on top of a legal move's cost.
+    pub illegal: f64,
+    /// A piece held where no hand is seen, per look (see [`Params::look_s`]).
+    pub unheld: f64,
+}
+
+impl Default for Costs {
+    fn default() -> Costs {
+        Costs { legal: 4.0, begin: 2.0, step: 1.0, back: 2.0, skip: 4.0, illegal: 20.0, unheld: 6.0 }
+    }
+}
+
+/// The decoder's settings.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Options {
+    /// How readings are scored.
+    pub params: Params,
+    /// What moves cost.
+    pub costs: Costs,
+    /// Seconds a move must lead, no hand over its squares, before it goes out. `live` uses
+    /// [`Options::LIVE_LAG_S`], `analyse` [`Options::OFFLINE_LAG_S`].
+    pub lag_s: f64,
+    /// Most hypotheses kept.
+    pub beam: usize,
+    /// Hypotheses this many nats worse than the best are dropped.
+    pub margin: f64,
+    /// A gap between readings from which two moves may lie between them (a whole move missed:
+    /// stills, a dropped stretch of video).
+    pub skip_gap_s: f64,
+}
+
+impl Options {
+    /// The lag `live` runs with: a move goes out about this long after the hand leaves it.
+    pub const LIVE_LAG_S: f64 = 0.15;
+    /// The lag `analyse` runs with: time for a misread to be outvoted before a move is final.
+    pub const OFFLINE_LAG_S: f64 = 1.0;
+
+    /// The defaults with `lag_s`.
+    pub fn with_lag(lag_s: f64) -> Options {
+        Options { lag_s, ..Options::default() }
+    }
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options { params: Params::default(), costs: Costs::default(), lag_s: Options::OFFLINE_LAG_S, beam: 48, margin: 30.0, skip_gap_s: 0.4 }
+    }
+}
+
+/// A move read from the board.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DecodedMove {
+    /// The move, in the position before it.
+    pub mv: Move,
+    /// The position before it.
+    pub before: Chess,
+    /// Not a legal move there (Article 7.5).
+    pub illegal: bool,
+    /// When the board first showed it begun.
+    pub began: f64,
+    /// When its position first took the lead and kept it.
+    pub t: f64,
+    /// How sure the decoder is, 0.5 to 1: from the cost of the best history without it.
+    pub conf: f32,
+}
+
+/// What the decoder says.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Decoded {
+    /// The next move of the game.
+    Move(DecodedMove),
+    /// A move that led was replaced by another reading of the game before it went out.
+    Correction {
+        /// When the other reading took the lead.
+        t: f64,
+        /// What changed, in words.
+        text: String,
+    },
+}
+
+/// A move of the leading history not yet out, and since when it has led.
+#[derive(Clone, Debug)]
+struct Leading {
+    step: Rc<Step>,
+    since: f64,
+}
+
+/// The decoder: feed it readings in time order.
+pub struct Decoder {
+    opts: Options,
+    beam: Vec<Node>,
+    /// The last move that went out.
+    out: Option<Rc<Step>>,
+    leading: Vec<Leading>,
+    last_t: f64,
+    /// Moves of positions met, kept while the beam holds them.
+    moves: HashMap<u64, Rc<Vec<Transition>>>,
+}
+
+impl Decoder {
+    /// A decoder for a game starting from `start`.
+    pub fn new(start: Chess, opts: Options) -> Decoder {
+        Decoder { opts, beam: vec![Node::start(start)], out: None, leading: Vec::new(), last_t: f64::NEG_INFINITY, moves: HashMap::new() }
+    }
+
+    /// The board the leading hypothesis shows now (a state in the middle of a move included).
+    pub fn shown(&self) -> &Board {
+        &self.beam[0].shown
+    }
+
+    /// The position the leading history reaches.
+    pub fn position(&self) -> &Chess {
+        &self.beam[0].pos
+    }
+
+    /// Takes in the next reading; appends what it decides to `out`. A reading not after the
+    /// previous one is ignored.
+    pub fn push(&mut self, reading: &Reading, out: &mut Vec<Decoded>) {
+        let t = reading.t;
+        if t.is_nan() || t <= self.last_t {
+            return;
+        }
+        let dt = t - self.last_t;
+        self.last_t = t;
+        let ev = Evidence::new(reading, dt, &self.opts.params);
+        self.step(&ev, t, dt);
+        self.follow(t, out);
+        self.emit(t, Some(&ev), out);
+    }
+
+    /// Ends the input: every move of the leading history goes out.
+    pub fn finish(&mut self, out: &mut Vec<Decoded>) {
+        let t = self.last_t;
+        self.follow(t, out);
+        self.emit(t, None, out);
+    }
+
+    /// The moves of `pos`, legal ones and (where the evidence shows a piece of the mover's gone
+    /// from one square and one of its colour on another no legal move explains) illegal ones.
+    fn transitions(&mut self, pos: &Chess) -> Rc<Vec<Transition>> {
+        let key: shakmaty::zobrist::Zobrist64 = pos.zobrist_hash(shakmaty::EnPassantMode::Legal);
+        if self.moves.len() > 4096 {
+            self.moves.clear();
+        }
+        self.moves.entry(key.0).or_insert_with(|| Rc::new(pos.legal_moves().into_iter().map(|m| Transition::legal(pos, m)).collect())).clone()
+    }
+
+    /// Illegal moves the evidence proposes from `pos`: a piece of the mover's read gone from its
+    /// square, one of its colour read where no legal move puts one.
+    fn illegal(pos: &Chess, legal: &[Transition], ev: &Evidence) -> Vec<Transition> {
+        let mover = pos.turn();
+        let board = pos.board();
+        let gone = board.by_color(mover) & ev.empty;
+        let came = ev.colour(mover) & !board.by_color(mover);
+        let mut out = Vec::new();
+        for from in gone {
+            for to in came {
+                if legal.iter().any(|tr| tr.mv.from() == Some(from) && tr.mv.to() == to) || board.role_at(to) == Some(shakmaty::Role::King) {
+                    continue;
+                }
+                out.extend(Transition::illegal(pos, from, to));
+            }
+        }
+        out
+    }
+
+    /// One reading: every hypothesis stays, moves on or begins a move.
+    fn step(&mut self, ev: &Evidence, t: f64, dt: f64) {
+        let costs = self.opts.costs;
+        let unheld = costs.unheld * ev.weight * f64::from(1.0 - ev.hands);
+        let beam = std::mem::take(&mut self.beam);
+        let mut next: HashMap<(u64, u64), Node> = HashMap::new();
+        let mut keep = |node: Node| {
+            let key = node.key();
+            match next.get(&key) {
+                Some(n) if n.cost <= node.cost => {}
+                _ => {
+                    next.insert(key, node);
+                }
+            }
+        };
+        let skip = dt >= self.opts.skip_gap_s;
+        for (rank, node) in beam.iter().enumerate() {
+            let quiet = node.quiet();
+            // The cost of this reading on the board shown, before what being in the middle of a
+            // move with no hand in view adds.
+            let seen = node.cost + ev.board(&node.shown);
+            let held = if quiet { 0.0 } else { unheld };
+            keep(Node { cost: seen + held, ..node.clone() });
+            // What a board with `edits` to the position's costs, against staying.
+            let cost_of = |edits: &mut dyn Iterator<Item = (shakmaty::Square, Option<shakmaty::Piece>)>| -> f64 {
+                edits.map(|(sq, p)| ev.square(sq, p) - ev.square(sq, node.shown.piece_at(sq))).sum::<f64>()
+            };
+            let legal = self.transitions(&node.pos);
+            let illegal = if quiet { Decoder::illegal(&node.pos, &legal, ev) } else { Vec::new() };
+            let diff = node.diff();
+            for tr in legal.iter().chain(&illegal) {
+                if !quiet && !tr.explains(&node.shown, diff) {
+                    continue;
+                }
+                let price = if tr.illegal { costs.illegal } else { 0.0 };
+                // Completed.
+                let done = cost_of(&mut tr.changes.iter().map(|c| (c.sq, c.new)).chain(diff.into_iter().filter(|sq| !tr.squares().contains(*sq)).map(|sq| (sq, node.pos.board().piece_at(sq)))));
+                let moved = if quiet { costs.legal } else { costs.legal - costs.begin };
+                // A successor is proposed only where this reading favours what it shows over
+                // what the board shows now: where it does not, it can come at a later reading
+                // that does. Its price is paid once; the evidence for it adds up reading by
+                // reading.
+                if done - held < 0.0 {
+                    keep(node.complete(tr, seen + done + moved + price, t));
+                }
+                if tr.illegal {
+                    continue;
+                }
+                // Begun, or further along.
+                for edits in tr.between(node.pos.board()) {
+                    let reverted = diff.into_iter().filter(|sq| !edits.iter().any(|e| e.0 == *sq)).map(|sq| (sq, node.pos.board().piece_at(sq)));
+                    let delta = cost_of(&mut edits.iter().copied().chain(reverted));
+                    let moved = if quiet { costs.begin } else { costs.step };
+                    if delta + unheld - held < 0.0 {
+                        keep(node.between(&edits, seen + delta + moved + unheld, if quiet { t } else { node.began }));
+                    }
+                }
+            }
+            // The piece put back: the position again.
+            if !quiet {
+                let back = cost_of(&mut diff.into_iter().map(|sq| (sq, node.pos.board().piece_at(sq))));
+                if back - held < 0.0 {
+                    keep(Node { shown: node.pos.board().clone(), cost: seen + back + costs.back, ..node.clone() });
+                }
+            }
+            // Two moves between two readings, from the best few quiet hypotheses.
+            if skip && quiet && rank < 4 {
+                for first in legal.iter() {
+                    let then = self.transitions(&first.after);
+                    for second in then.iter() {
+                        let mut board = first.after.board().clone();
+                        for c in &second.changes {
+                            match c.new {
+                                Some(p) => board.set_piece_at(c.sq, p),
+                                None => board.discard_piece_at(c.sq),
+                            }
+                        }
+                        let delta: f64 = crate::rules::differing(&node.shown, &board).into_iter().map(|sq| ev.square(sq, board.piece_at(sq)) - ev.square(sq, node.shown.piece_at(sq))).sum();
+                        let price = 2.0 * costs.legal + costs.skip;
+                        if delta + price < 0.0 {
+                            let mid = node.complete(first, 0.0, t);
+                            keep(mid.complete(second, seen + delta + price, t));
+                        }
+                    }
+                }
+            }
+        }
+        let mut beam: Vec<Node> = next.into_values().collect();
+        beam.sort_by(|a, b| a.cost.total_cmp(&b.cost));
+        let best = beam[0].cost;
+        beam.retain(|n| n.cost <= best + self.opts.margin);
+        beam.truncate(self.opts.beam);
+        for n in &mut beam {
+            n.cost -= best;
+        }
+        self.beam = beam;
+    }
+
+    /// Follows the leading history: the moves not yet out, and since when each has led; a move
+    /// that led for a while and was replaced is a correction.
+    fn follow(&mut self, t: f64, out: &mut Vec<Decoded>) {
+        let done = self.out.as_ref().map_or(0, |s| s.depth);
+        let mut steps = Vec::new();
+        let mut step = self.beam[0].hist.clone();
+        while let Some(s) = step {
+            if s.depth <= done {
+                break;
+            }
+            step = s.prev.clone();
+            steps.push(s);
+        }
+        steps.reverse();
+        let mut leading: Vec<Leading> = Vec::with_capacity(steps.len());
+        let mut same = true;
+        for (i, s) in steps.into_iter().enumerate() {
+            same &= self.leading.get(i).is_some_and(|l| l.step.mv == s.mv && l.step.illegal == s.illegal);
+            let since = if same { self.leading[i].since } else { t };
+            leading.push(Leading { step: s, since });
+        }
+        for (i, old) in self.leading.iter().enumerate() {
+            let kept = leading.get(i).is_some_and(|l| l.since == old.since);
+            if !kept && t - old.since >= self.opts.lag_s.min(0.5) {
+                let now = leading.get(i).map_or("no move".to_string(), |l| san(&l.step.before, l.step.mv));
+                out.push(Decoded::Correction { t, text: format!("the board now reads {now} where it read {} since {:.2} s", san(&old.step.before, old.step.mv), old.since) });
+                break;
+            }
+        }
+        self.leading = leading;
+    }
+
+    /// Sends out the leading moves that have led long enough with no hand over their squares
+    /// (all of them at the end of the input, `ev` `None`).
+    fn emit(&mut self, t: f64, ev: Option<&Evidence>, out: &mut Vec<Decoded>) {
+        let mut sent = 0;
+        for l in &self.leading {
+            if let Some(ev) = ev {
+                let squares: Bitboard = hypothesis::changes(l.step.before.board(), self.after(&l.step).board()).iter().map(|c| c.sq).collect();
+                if t - l.since < self.opts.lag_s || (squares & ev.covered).any() {
+                    break;
+                }
+            }
+            let conf = self.conf(&l.step);
+            out.push(Decoded::Move(DecodedMove { mv: l.step.mv, before: l.step.before.clone(), illegal: l.step.illegal, began: l.step.began.min(l.since), t: l.since, conf }));
+            self.out = Some(l.step.clone());
+            sent += 1;
+        }
+        if sent == 0 {
+            return;
+        }
+        self.leading.drain(..sent);
+        // Only histories through the moves sent remain.
+        let tip = self.out.clone().expect("a move was sent");
+        self.beam.retain(|n| n.hist.as_ref().and_then(|h| h.at(tip.depth)).is_some_and(|s| Rc::ptr_eq(&s, &tip)));
+        if self.beam.is_empty() {
+            // Cannot happen: the leading hypothesis holds the moves sent.
+            let pos = self.after(&tip);
+            self.beam.push(Node { shown: pos.board().clone(), pos, cost: 0.0, hist: Some(tip), began: t });
+        }
+    }
+
+    /// The position after `step`.
+    fn after(&self, step: &Step) -> Chess {
+        let mut pos = step.before.clone();
+        if step.illegal {
+            return Transition::illegal(&pos, step.mv.from().expect("an illegal move has a from square"), step.mv.to()).map_or(pos, |tr| tr.after);
+        }
+        pos.play_unchecked(step.mv);
+        pos
+    }
+
+    /// How sure the decoder is of `step`: the best history that does not hold it, against the
+    /// best.
+    fn conf(&self, step: &Rc<Step>) -> f32 {
+        let rival = self
+            .beam
+            .iter()
+            .filter(|n| !n.hist.as_ref().and_then(|h| h.at(step.depth)).is_some_and(|s| Rc::ptr_eq(&s, step)))
+            .map(|n| n.cost)
+            .fold(f64::INFINITY, f64::min);
+        let margin = rival - self.beam[0].cost;
+        (1.0 / (1.0 + (-margin).exp())) as f32
+    }
+
+    /// The side whose move is under way or next in the leading history.
+    pub fn to_move(&self) -> Color {
+        self.beam[0].pos.turn()
+    }
+}
+
+/// `mv` in SAN, in `pos`.
+fn san(pos: &Chess, mv: Move) -> String {
+    shakmaty::san::San::from_move(pos, mv).to_string()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,383 @@
+//! The decoder on synthetic reading sequences whose probability tables are known exactly.
+
+use shakmaty::fen::Fen;
+use shakmaty::san::San;
+use shakmaty::{Board, CastlingMode, Chess, Color, Move, Position, Square};
+
+use super::*;
+use crate::detect::reading::{CLASSES, piece_class};
+use crate::detect::{HandMap, SquareReading};
+
+/// Readings of a game, built frame by frame.
+struct Film {
+    readings: Vec<Reading>,
+    t: f64,
+    /// Probability of the shown class on each square.
+    p: f32,
+}
+
+impl Film {
+    fn new() -> Film {
+        Film { readings: Vec::new(), t: 0.0, p: 0.9 }
+    }
+
+    /// `n` frames `dt` apart showing `board`, the squares in `covered` under a hand of `hand`'s.
+    fn show(&mut self, board: &Board, n: usize, dt: f64, covered: &[Square], hand: Option<Color>) {
+        for _ in 0..n {
+            self.t += dt;
+            let mut r = reading(board, self.p, self.t);
+            for &sq in covered {
+                r.squares[sq as usize].cover = 0.9;
+                // Under the hand the model reads anything.
+                r.squares[sq as usize].classes = [1.0 / CLASSES as f32; CLASSES];
+            }
+            if let Some(color) = hand {
+                let cells = match color {
+                    Color::White => &mut r.hands.white,
+                    Color::Black => &mut r.hands.black,
+                };
+                cells[0] = 0.95;
+            }
+            self.readings.push(r);
+        }
+    }
+
+    /// A move at video rate (20 fps): the hand over the piece, the piece lifted, carried, set
+    /// down, the hand gone, then a second of the quiet board.
+    fn play(&mut self, pos: &mut Chess, m: Move) {
+        let before = pos.board().clone();
+        let side = pos.turn();
+        pos.play_unchecked(m);
+        let after = pos.board().clone();
+        let from = m.from().expect("a board move");
+        self.show(&before, 4, 0.05, &[from], Some(side));
+        let mut lifted = before.clone();
+        lifted.discard_piece_at(from);
+        if let Move::Castle { rook, .. } = m {
+            lifted.discard_piece_at(rook);
+        }
+        self.show(&lifted, 6, 0.05, &[m.to()], Some(side));
+        self.show(&after, 4, 0.05, &[m.to()], Some(side));
+        self.show(&after, 20, 0.05, &[], None);
+    }
+
+    fn decode(&self, start: Chess, opts: Options) -> (Vec<DecodedMove>, Vec<String>) {
+        let mut d = Decoder::new(start, opts);
+        let mut out = Vec::new();
+        for r in &self.readings {
+            d.push(r, &mut out);
+        }
+        d.finish(&mut out);
+        let mut moves = Vec::new();
+        let mut corrections = Vec::new();
+        for o in out {
+            match o {
+                Decoded::Move(m) => moves.push(m),
+                Decoded::Correction { text, .. } => corrections.push(text),
+            }
+        }
+        (moves, corrections)
+    }
+}
+
+/// A reading that shows `board` with probability `p` on each square, no hand anywhere.
+fn reading(board: &Board, p: f32, t: f64) -> Reading {
+    let squares = std::array::from_fn(|i| {
+        let class = piece_class(board.piece_at(Square::new(i as u32)));
+        let rest = (1.0 - p) / (CLASSES - 1) as f32;
+        SquareReading { classes: std::array::from_fn(|c| if c == class { p } else { rest }), cover: 0.0, contact: 0.0 }
+    });
+    Reading { frame: 0, t, squares, hands: HandMap { side: 18, cells_per_square: 2, margin: 1, white: vec![0.0; 324], black: vec![0.0; 324] } }
+}
+
+fn pos(fen: &str) -> Chess {
+    fen.parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap()
+}
+
+/// The moves of `sans` from `start`.
+fn line(start: &Chess, sans: &str) -> Vec<Move> {
+    let mut p = start.clone();
+    sans.split_whitespace()
+        .filter(|s| !s.ends_with('.'))
+        .map(|s| {
+            let m = s.parse::<San>().unwrap_or_else(|e| panic!("{s}: {e}")).to_move(&p).unwrap_or_else(|e| panic!("{s}: {e}"));
+            p.play_unchecked(m);
+            m
+        })
+        .collect()
+}
+
+fn ucis(moves: &[DecodedMove]) -> Vec<String> {
+    moves.iter().map(|m| crate::rules::record::uci(m.mv)).collect()
+}
+
+fn filmed(start: &Chess, moves: &[Move]) -> Film {
+    let mut film = Film::new();
+    film.show(start.board(), 10, 0.05, &[], None);
+    let mut p = start.clone();
+    for &m in moves {
+        film.play(&mut p, m);
+    }
+    film
+}
+
+#[test]
+fn each_kind_of_move_is_read_with_its_time() {
+    let cases = [
+        ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", "e4 e5 Nf3 Nc6"),
+        ("rnbqkbnr/ppp1pppp/8/3p4/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2", "exd5 Qxd5"),
+        ("r3k2r/pppq1ppp/8/8/8/8/PPPQ1PPP/R3K2R w KQkq - 0 1", "O-O O-O-O"),
+        ("r3k2r/pppq1ppp/8/8/8/8/PPPQ1PPP/R3K2R w KQkq - 0 1", "O-O-O O-O"),
+        ("rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3", "exf6 Nxf6"),
+        ("1r2k3/2P5/8/8/8/8/8/4K3 w - - 0 1", "cxb8=N+ Kd8"),
+        ("4k3/2P5/8/8/8/8/8/4K3 w - - 0 1", "c8=Q+ Kf7"),
+    ];
+    for (fen, sans) in cases {
+        let start = pos(fen);
+        let moves = line(&start, sans);
+        let film = filmed(&start, &moves);
+        let (read, corrections) = film.decode(start.clone(), Options::default());
+        assert_eq!(read.iter().map(|m| m.mv).collect::<Vec<_>>(), moves, "{fen} {sans}");
+        assert!(corrections.is_empty(), "{corrections:?}");
+        assert!(read.iter().all(|m| !m.illegal && m.conf > 0.9), "{read:?}");
+        // Dated when the move was seen done, after it was seen begun.
+        for (i, m) in read.iter().enumerate() {
+            let lifted = 0.5 + 1.7 * i as f64 + 0.2;
+            assert!(m.began >= lifted - 0.01 && m.began <= m.t && m.t <= lifted + 0.6, "{sans} move {i}: began {} t {} (lifted {lifted})", m.began, m.t);
+        }
+    }
+}
+
+#[test]
+fn a_move_goes_out_once_it_has_led_long_enough_and_the_hand_has_left() {
+    let start = Chess::default();
+    let moves = line(&start, "e4");
+    let film = filmed(&start, &moves);
+    let mut d = Decoder::new(start, Options::with_lag(Options::LIVE_LAG_S));
+    let mut out = Vec::new();
+    let mut sent_at = None;
+    for r in &film.readings {
+        d.push(r, &mut out);
+        if sent_at.is_none() && !out.is_empty() {
+            sent_at = Some(r.t);
+        }
+    }
+    // The pawn is set down at 1.0 s and the hand leaves at 1.2 s.
+    let sent_at = sent_at.expect("the move went out before the end");
+    assert!((1.2..=1.2 + Options::LIVE_LAG_S + 0.06).contains(&sent_at), "{sent_at}");
+}
+
+#[test]
+fn stills_one_a_move_and_a_whole_move_missed_between_two() {
+    let start = Chess::default();
+    let moves = line(&start, "e4 e5 Nf3 Nc6 Bb5 a6 Ba4 Nf6 O-O Be7");
+    let mut film = Film::new();
+    let mut p = start.clone();
+    film.show(p.board(), 1, 2.0, &[], None);
+    for (i, &m) in moves.iter().enumerate() {
+        p.play_unchecked(m);
+        // Photos 4 and 7 were never taken.
+        if i != 3 && i != 6 {
+            film.show(p.board(), 1, 2.0, &[], None);
+        }
+    }
+    let (read, _) = film.decode(start, Options::default());
+    assert_eq!(read.iter().map(|m| m.mv).collect::<Vec<_>>(), moves);
+}
+
+#[test]
+fn missed_frames_and_a_square_hidden_for_seconds_hold_the_move_back_without_losing_it() {
+    let start = Chess::default();
+    let moves = line(&start, "d4 d5");
+    let mut film = Film::new();
+    let mut p = start.clone();
+    film.show(p.board(), 10, 0.05, &[], None);
+    let before = p.board().clone();
+    p.play_unchecked(moves[0]);
+    // Frames dropped: the hand at d2, then nothing for 0.3 s, then the pawn on d4 under the hand.
+    film.show(&before, 3, 0.05, &[Square::D2], Some(Color::White));
+    film.show(p.board(), 3, 0.3, &[Square::D4], Some(Color::White));
+    // d4 hidden for three seconds by a sleeve resting there.
+    film.show(p.board(), 60, 0.05, &[Square::D4], Some(Color::White));
+    film.show(p.board(), 10, 0.05, &[], None);
+    film.play(&mut p, moves[1]);
+    let (read, corrections) = film.decode(start, Options::default());
+    assert_eq!(ucis(&read), ["d2d4", "d7d5"]);
+    assert!(corrections.is_empty());
+}
+
+#[test]
+fn a_misread_is_outvoted_and_a_later_reading_switches_the_history() {
+    let start = Chess::default();
+    // Black plays ...Nf6, but the first clear readings show f6 as empty and h6 as Black's: ...Nh6.
+    let moves = line(&start, "e4 Nf6 d4");
+    let mut film = Film::new();
+    let mut p = start.clone();
+    film.show(p.board(), 10, 0.05, &[], None);
+    film.play(&mut p, moves[0]);
+    let before = p.board().clone();
+    p.play_unchecked(moves[1]);
+    let mut wrong = before.clone();
+    wrong.discard_piece_at(Square::G8);
+    wrong.set_piece_at(Square::H6, Color::Black.knight());
+    film.show(&before, 4, 0.05, &[Square::G8], Some(Color::Black));
+    film.show(&wrong, 6, 0.05, &[], None);
+    film.show(p.board(), 40, 0.05, &[], None);
+    film.play(&mut p, moves[2]);
+    let (read, corrections) = film.decode(start.clone(), Options::default());
+    assert_eq!(ucis(&read), ["e2e4", "g8f6", "d2d4"]);
+    // Offline the misread never went out; with a lag shorter than the misread it does, and
+    // the game then follows the board: it ends where the pieces stand.
+    assert!(corrections.is_empty(), "{corrections:?}");
+    let (read, _) = film.decode(start.clone(), Options::with_lag(0.1));
+    let mut end = start;
+    for m in &read {
+        end.play_unchecked(m.mv);
+    }
+    assert_eq!(end.board(), p.board(), "{:?}", ucis(&read));
+}
+
+#[test]
+fn a_persistent_misread_in_place_never_becomes_a_move() {
+    let start = Chess::default();
+    let moves = line(&start, "e4 e5 Nf3");
+    let mut film = Film::new();
+    // f2's pawn reads empty throughout (a shadow), and the king and queen swapped.
+    let mut p = start.clone();
+    let mut frames = Vec::new();
+    let shown = |b: &Board| {
+        let mut b = b.clone();
+        b.discard_piece_at(Square::F2);
+        b.set_piece_at(Square::D1, Color::White.king());
+        b.set_piece_at(Square::E1, Color::White.queen());
+        b
+    };
+    film.show(&shown(p.board()), 20, 0.05, &[], None);
+    for &m in &moves {
+        let before = shown(p.board());
+        p.play_unchecked(m);
+        frames.push(m);
+        film.show(&before, 4, 0.05, &[m.from().unwrap()], Some(p.turn().other()));
+        film.show(&shown(p.board()), 4, 0.05, &[m.to()], Some(p.turn().other()));
+        film.show(&shown(p.board()), 30, 0.05, &[], None);
+    }
+    let (read, _) = film.decode(start, Options::default());
+    assert_eq!(ucis(&read), ["e2e4", "e7e5", "g1f3"]);
+}
+
+#[test]
+fn an_illegal_move_is_read_and_the_game_goes_on() {
+    let start = Chess::default();
+    let mut film = Film::new();
+    film.show(start.board(), 10, 0.05, &[], None);
+    // White's knight jumps from g1 to g3.
+    let mut after = start.board().clone();
+    after.discard_piece_at(Square::G1);
+    after.set_piece_at(Square::G3, Color::White.knight());
+    film.show(start.board(), 4, 0.05, &[Square::G1], Some(Color::White));
+    film.show(&after, 30, 0.05, &[], None);
+    // Black answers ...e5.
+    let mut reply = after.clone();
+    reply.discard_piece_at(Square::E7);
+    reply.set_piece_at(Square::E5, Color::Black.pawn());
+    film.show(&after, 4, 0.05, &[Square::E7], Some(Color::Black));
+    film.show(&reply, 30, 0.05, &[], None);
+    let (read, _) = film.decode(start, Options::default());
+    assert_eq!(ucis(&read), ["g1g3", "e7e5"]);
+    assert!(read[0].illegal && !read[1].illegal);
+}
+
+#[test]
+fn a_knocked_piece_is_no_move() {
+    let start = Chess::default();
+    let moves = line(&start, "e4");
+    let mut film = filmed(&start, &moves);
+    let mut p = start.clone();
+    p.play_unchecked(moves[0]);
+    // Black's hand knocks the d7 pawn over: the square reads occupied, its piece unknown.
+    let mut r = reading(p.board(), 0.9, 0.0);
+    let knocked = SquareReading { classes: std::array::from_fn(|c| if c == 0 { 0.05 } else { 0.95 / 12.0 }), cover: 0.0, contact: 0.0 };
+    r.squares[Square::D7 as usize] = knocked;
+    for _ in 0..40 {
+        film.t += 0.05;
+        film.readings.push(Reading { t: film.t, ..r.clone() });
+    }
+    let (read, _) = film.decode(start, Options::default());
+    assert_eq!(ucis(&read), ["e2e4"]);
+}
+
+/// A 100-ply game with castling both ways, en passant, captures and an underpromotion.
+fn long_game() -> (Chess, Vec<Move>) {
+    let start = Chess::default();
+    let mut moves = line(&start, "e4 d5 exd5 Nf6 Nf3 Qxd5 Be2 Bg4 O-O Nc6 d4 O-O-O c4 Qd7 d5 e5 dxe6 Kb8 exf7 Bd6 f8=N Rhxf8");
+    let mut p = start.clone();
+    for &m in &moves {
+        p.play_unchecked(m);
+    }
+    // Then moves picked by a fixed pseudo-random sequence, none ending the game.
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    while moves.len() < 100 {
+        let legal = p.legal_moves();
+        let ok: Vec<Move> = legal
+            .iter()
+            .copied()
+            .filter(|&m| {
+                let mut q = p.clone();
+                q.play_unchecked(m);
+                !q.is_game_over()
+            })
+            .collect();
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let m = ok[(seed >> 33) as usize % ok.len()];
+        p.play_unchecked(m);
+        moves.push(m);
+    }
+    (start, moves)
+}
+
+/// `n` pseudo-random numbers in 0..1 from `seed`.
+struct Noise(u64);
+
+impl Noise {
+    fn next(&mut self) -> f64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+#[test]
+fn a_hundred_ply_game_decodes_exactly_from_clean_readings_and_with_five_percent_flipped() {
+    let (start, moves) = long_game();
+    assert!(moves.iter().any(|m| matches!(m, Move::EnPassant { .. })));
+    assert!(moves.iter().any(|m| m.promotion() == Some(shakmaty::Role::Knight)));
+    assert_eq!(moves.iter().filter(|m| m.is_castle()).count(), 2);
+    for seed in [1u64, 2, 3] {
+        for flip in [0.0, 0.05] {
+            // One still a position, as a camera taking a photo a move would give.
+            let mut film = Film::new();
+            let mut noise = Noise(seed);
+            let mut p = start.clone();
+            let mut boards = vec![p.board().clone()];
+            for &m in &moves {
+                p.play_unchecked(m);
+                boards.push(p.board().clone());
+            }
+            for b in &boards {
+                film.t += 2.0;
+                let mut r = reading(b, 0.9, film.t);
+                for sq in Square::ALL {
+                    if noise.next() < flip {
+                        let class = (noise.next() * CLASSES as f64) as usize % CLASSES;
+                        let rest = 0.1 / (CLASSES - 1) as f32;
+                        r.squares[sq as usize].classes = std::array::from_fn(|c| if c == class { 0.9 } else { rest });
+                    }
+                }
+                film.readings.push(r);
+            }
+            let (read, _) = film.decode(start.clone(), Options::default());
+            let read: Vec<Move> = read.iter().map(|m| m.mv).collect();
+            let first_wrong = read.iter().zip(&moves).position(|(a, b)| a != b);
+            assert_eq!((read.len(), first_wrong), (moves.len(), None), "seed {seed}, {flip} flipped");
+        }
+    }
+}
