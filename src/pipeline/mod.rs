@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! capture ──frames──▶ prepare ──warps──▶ detect ──readings──▶ decide ──outcomes──▶ sinks (the caller's thread)
-//! (OpenCV)            (gate, warp,       (ort)                (tracker,            (events.jsonl, rulings.jsonl,
+//! (OpenCV)            (gate, warp,       (ort)                (decoder, tracker,   (events.jsonl, rulings.jsonl,
 //!                      drift)                                  rule engine)          track.jsonl, game.pgn,
 //!                                                                                    evidence/, annotated.mp4)
 //! ```
@@ -15,6 +15,7 @@
 mod detect;
 mod overlay;
 mod prepare;
+mod reconcile;
 mod sinks;
 
 use std::path::PathBuf;
@@ -24,14 +25,16 @@ use std::time::Instant;
 
 use crossbeam_channel::bounded;
 use opencv::core::Mat;
-use shakmaty::{Board, Chess, Color, Move, Position};
+use shakmaty::{Board, Chess, Move, Position};
 
 use crate::board::Calibration;
 use crate::capture::{self, Capture, Policy, Source};
 use crate::detect::Reading;
 use crate::events::Event;
+use crate::read::{self, Decoded, Decoder};
 use crate::rules::{self, Engine, Record};
 use crate::track::{self, Tracker};
+use reconcile::Reconciler;
 
 pub use sinks::Progress;
 
@@ -225,13 +228,13 @@ pub fn run(config: &Config, stop: Arc<AtomicBool>, progress: &mut dyn FnMut(&Pro
         .spawn(move || detect::run(model, quiet, prepared, to_decide))
         .map_err(|_| PipelineError::Thread("detect"))?;
 
-    let mut tracker = Tracker::new(config.start.board().clone(), track::Options::default());
-    let mut engine = Engine::new(config.start.clone(), config.rules);
-    let mut declarations = config.declarations.clone();
-    declarations.sort_by(|a, b| a.t.total_cmp(&b.t));
+    let tracker = Tracker::new(config.start.board().clone(), track::Options::default());
+    let lag = if config.live { read::Options::LIVE_LAG_S } else { read::Options::OFFLINE_LAG_S };
+    let decoder = Decoder::new(config.start.clone(), read::Options::with_lag(lag));
+    let reconciler = Reconciler::new(Engine::new(config.start.clone(), config.rules), config.declarations.clone());
     let decide_thread = std::thread::Builder::new()
         .name("decide".into())
-        .spawn(move || decide(&mut tracker, &mut engine, declarations, readings, to_sinks))
+        .spawn(move || decide(decoder, tracker, reconciler, readings, to_sinks))
         .map_err(|_| PipelineError::Thread("decide"))?;
 
     let mut summary = Summary::default();
@@ -273,68 +276,58 @@ pub fn run(config: &Config, stop: Arc<AtomicBool>, progress: &mut dyn FnMut(&Pro
     Ok(summary)
 }
 
-/// The side whose hands come next: the player to move, or the opponent once the tracker's
-/// board shows a legal move of the player to move. That board may hold a piece the model misread
-/// where it stands (a dark piece in shadow read as a White one), which the interpreter ignores
-/// but which would hide the move from an exact comparison: the squares a move leaves alone need
-/// only be occupied as they were.
-fn expected_side(pos: &Chess, board: &Board) -> Color {
-    let before = pos.board();
-    let shown = |m: Move| {
-        if m.from().is_none_or(|from| board.occupied().contains(from)) {
-            return false;
-        }
-        let mut after = pos.clone();
-        after.play_unchecked(m);
-        let after = after.board();
-        after.occupied() == board.occupied() && rules::differing(before, after).into_iter().all(|sq| after.piece_at(sq) == board.piece_at(sq))
-    };
-    if pos.legal_moves().into_iter().any(shown) { pos.turn().other() } else { pos.turn() }
-}
+/// The decoder overrules a reading of a square's kind for the tracker only where its
+/// hypotheses, weighed by their probability, agree on the kind at least this surely.
+const SURE: f64 = 0.99;
 
-/// The tracker and the rule engine, frame by frame.
-fn decide(
-    tracker: &mut Tracker,
-    engine: &mut Engine,
-    declarations: Vec<Event>,
-    readings: crossbeam_channel::Receiver<Analysed>,
-    out: crossbeam_channel::Sender<Outcome>,
-) {
-    let mut declarations = declarations.into_iter().peekable();
+/// The decoder, the tracker and the rule engine, frame by frame: the decoder reads the game,
+/// the tracker the hands (from readings the decoder has corrected where the board it reads
+/// plainly differs: a misread in place is not the tracker's to follow), and the reconciler
+/// gives the engine the tracker's events where they make the decoded move, the move's own
+/// where they do not.
+fn decide(mut decoder: Decoder, mut tracker: Tracker, mut reconciler: Reconciler, readings: crossbeam_channel::Receiver<Analysed>, out: crossbeam_channel::Sender<Outcome>) {
     let mut recent: std::collections::VecDeque<(f64, u64)> = std::collections::VecDeque::new();
     let mut last: Option<(f64, u64)> = None;
     // The move the pieces show changes only when the engine takes in events.
     let mut standing = None;
+    let cover_max = track::Options::default().cover_max;
     for a in readings.iter() {
         recent.push_back((a.t, a.index));
         while recent.len() > 2000 {
             recent.pop_front();
         }
         let mut events = Vec::new();
+        let mut decoded = Vec::new();
         if let Some(reading) = &a.reading {
-            tracker.expect(expected_side(engine.position(), tracker.board()));
-            tracker.push(reading, &mut events);
+            decoder.push(reading, &mut decoded);
+            tracker.expect(decoder.position().turn());
+            tracker.push(&read::observe::corrected(reading, decoder.shown(), decoder.sure(SURE), cover_max), &mut events);
         }
         let mut records = Vec::new();
         if let Some(text) = &a.warning {
             records.push(Record::Warning(rules::Warning { t: a.t, text: text.clone() }));
         }
-        let latency = (!events.is_empty()).then(|| a.at.elapsed().as_secs_f64());
-        let events = apply(engine, &mut declarations, events, &recent, &mut records);
-        if !events.is_empty() {
-            standing = engine.standing();
+        let moves = split(decoded, &mut records);
+        let latency = (!events.is_empty() || !moves.is_empty()).then(|| a.at.elapsed().as_secs_f64());
+        let settled = reconciler.push(events, moves, a.t, tracker.flushed(), &mut records);
+        if let Some((board, turn)) = settled.resync {
+            tracker = Tracker::new(board, track::Options::default());
+            tracker.expect(turn);
+        }
+        if !settled.events.is_empty() {
+            standing = reconciler.engine().standing();
         }
         let outcome = Outcome {
             end: false,
             index: a.index,
             t: a.t,
             warped: a.warped,
-            board: tracker.board().clone(),
+            board: decoder.shown().clone(),
             hands_over: tracker.hands().iter().filter(|h| h.over_board).count(),
             reading: a.reading,
-            events,
+            events: framed(settled.events, &recent),
             records,
-            position: engine.position().clone(),
+            position: reconciler.engine().position().clone(),
             standing,
             latency,
         };
@@ -343,15 +336,15 @@ fn decide(
             return;
         }
     }
-    // End of input: what the tracker still holds, then the engine's last word.
+    // End of input: what the decoder and the tracker still hold, then the engine's last word.
     let mut events = Vec::new();
     tracker.finish(&mut events);
+    let mut decoded = Vec::new();
+    decoder.finish(&mut decoded);
     let mut records = Vec::new();
-    let events = apply(engine, &mut declarations, events, &recent, &mut records);
-    let rest: Vec<Event> = declarations.collect();
-    for d in &rest {
-        engine.apply(d, &mut records);
-    }
+    let moves = split(decoded, &mut records);
+    let settled = reconciler.finish(events, moves, &mut records);
+    let engine = reconciler.engine_mut();
     engine.finish(&mut records);
     if let Some((t, index)) = last {
         let _ = out.send(Outcome {
@@ -359,10 +352,10 @@ fn decide(
             index,
             t,
             warped: None,
-            board: tracker.board().clone(),
+            board: decoder.shown().clone(),
             hands_over: 0,
             reading: None,
-            events,
+            events: framed(settled.events, &recent),
             records,
             position: engine.position().clone(),
             standing: None,
@@ -371,27 +364,27 @@ fn decide(
     }
 }
 
-/// Feeds the tracker's events, with any declarations due before each, to the engine; returns
-/// the tracker's events with their frame numbers.
-fn apply(
-    engine: &mut Engine,
-    declarations: &mut std::iter::Peekable<std::vec::IntoIter<Event>>,
-    events: Vec<Event>,
-    recent: &std::collections::VecDeque<(f64, u64)>,
-    records: &mut Vec<Record>,
-) -> Vec<(Event, u64)> {
-    let mut out = Vec::with_capacity(events.len());
-    for ev in events {
-        while let Some(d) = declarations.next_if(|d| d.t <= ev.t) {
-            engine.apply(&d, records);
+/// The decoder's moves; its corrections go to `records` as warnings.
+fn split(decoded: Vec<Decoded>, records: &mut Vec<Record>) -> Vec<read::DecodedMove> {
+    let mut moves = Vec::new();
+    for d in decoded {
+        match d {
+            Decoded::Move(m) => moves.push(m),
+            Decoded::Correction { t, text } => records.push(Record::Warning(rules::Warning { t, text })),
         }
-        // Written as the engine took it: a hand the engine gave to the other player (one
-        // person playing both sides) counts for that player's move.
-        let ev = engine.apply(&ev, records);
-        let frame = recent.iter().min_by(|a, b| (a.0 - ev.t).abs().total_cmp(&(b.0 - ev.t).abs())).map_or(0, |r| r.1);
-        out.push((ev, frame));
     }
-    out
+    moves
+}
+
+/// `events` with the frame each happened at (the nearest of the `recent` frames).
+fn framed(events: Vec<Event>, recent: &std::collections::VecDeque<(f64, u64)>) -> Vec<(Event, u64)> {
+    events
+        .into_iter()
+        .map(|ev| {
+            let frame = recent.iter().min_by(|a, b| (a.0 - ev.t).abs().total_cmp(&(b.0 - ev.t).abs())).map_or(0, |r| r.1);
+            (ev, frame)
+        })
+        .collect()
 }
 
 /// Peak resident memory of this process in MiB (Linux `VmHWM`).
@@ -400,38 +393,4 @@ pub fn peak_mib() -> Option<f64> {
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib / 1024.0)
-}
-
-#[cfg(test)]
-mod tests {
-    use shakmaty::fen::Fen;
-    use shakmaty::{CastlingMode, Piece, Square};
-
-    use super::*;
-
-    #[test]
-    fn the_opponent_is_expected_once_the_move_stands_whatever_was_misread_elsewhere() {
-        let pos = Chess::default();
-        let mut board = pos.board().clone();
-        assert_eq!(expected_side(&pos, &board), Color::White);
-        board.discard_piece_at(Square::E2);
-        board.set_piece_at(Square::E4, Piece::from_char('P').unwrap());
-        assert_eq!(expected_side(&pos, &board), Color::Black);
-        // Black's knight on b8 read as White's, where it stands: the move still stands.
-        board.set_piece_at(Square::B8, Piece::from_char('N').unwrap());
-        assert_eq!(expected_side(&pos, &board), Color::Black);
-        // A square emptied or filled besides the move is no misread in place: no move shows.
-        let mut gone = board.clone();
-        gone.discard_piece_at(Square::A7);
-        assert_eq!(expected_side(&pos, &gone), Color::White);
-        // The moved piece itself must be right: a black pawn on e4 is no move of White's.
-        board.set_piece_at(Square::E4, Piece::from_char('p').unwrap());
-        assert_eq!(expected_side(&pos, &board), Color::White);
-        // A capture: the captured square changes colour, and that is the move.
-        let pos: Chess = "rnbqkbnr/ppp1pppp/8/3p4/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2".parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap();
-        let mut board = pos.board().clone();
-        board.discard_piece_at(Square::E4);
-        board.set_piece_at(Square::D5, Piece::from_char('P').unwrap());
-        assert_eq!(expected_side(&pos, &board), Color::Black);
-    }
 }

@@ -7,7 +7,7 @@
 //! captured piece taken off first); and no in-between board shows more pieces of a kind than
 //! the positions on either side of it (a piece is in one place at a time).
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use shakmaty::{Bitboard, Board, Chess, FromSetup, Move, Piece, Position, Setup, Square};
 
@@ -26,14 +26,14 @@ pub struct Step {
     /// The position before the move.
     pub before: Chess,
     /// The history before it.
-    pub prev: Option<Rc<Step>>,
+    pub prev: Option<Arc<Step>>,
     /// How many moves the history holds, this one included.
     pub depth: usize,
 }
 
 impl Step {
     /// The step at `depth` in this history (1 = the first move), if the history is that long.
-    pub fn at(self: &Rc<Step>, depth: usize) -> Option<Rc<Step>> {
+    pub fn at(self: &Arc<Step>, depth: usize) -> Option<Arc<Step>> {
         let mut step = self.clone();
         while step.depth > depth {
             step = step.prev.clone()?;
@@ -173,7 +173,7 @@ pub struct Node {
     /// The history's cost so far, in nats.
     pub cost: f64,
     /// The last move of the history.
-    pub hist: Option<Rc<Step>>,
+    pub hist: Option<Arc<Step>>,
     /// When the move under way was first seen begun (for in-between states).
     pub began: f64,
 }
@@ -212,7 +212,7 @@ impl Node {
     pub fn complete(&self, tr: &Transition, cost: f64, t: f64) -> Node {
         let began = if self.quiet() { t } else { self.began };
         let step = Step { mv: tr.mv, illegal: tr.illegal, began, t, before: self.pos.clone(), prev: self.hist.clone(), depth: self.depth() + 1 };
-        Node { pos: tr.after.clone(), shown: tr.after.board().clone(), cost, hist: Some(Rc::new(step)), began: t }
+        Node { pos: tr.after.clone(), shown: tr.after.board().clone(), cost, hist: Some(Arc::new(step)), began: t }
     }
 
     /// The node showing `edits` to its position's board, the move begun at `began`.

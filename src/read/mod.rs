@@ -19,7 +19,7 @@ pub mod observe;
 pub mod start;
 
 use std::collections::HashMap;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use shakmaty::{Bitboard, Board, Chess, Color, Move, Position};
 
@@ -124,7 +124,7 @@ pub enum Decoded {
 /// A move of the leading history not yet out, and since when it has led.
 #[derive(Clone, Debug)]
 struct Leading {
-    step: Rc<Step>,
+    step: Arc<Step>,
     since: f64,
 }
 
@@ -133,11 +133,11 @@ pub struct Decoder {
     opts: Options,
     beam: Vec<Node>,
     /// The last move that went out.
-    out: Option<Rc<Step>>,
+    out: Option<Arc<Step>>,
     leading: Vec<Leading>,
     last_t: f64,
     /// Moves of positions met, kept while the beam holds them.
-    moves: HashMap<u64, Rc<Vec<Transition>>>,
+    moves: HashMap<u64, Arc<Vec<Transition>>>,
 }
 
 impl Decoder {
@@ -149,6 +149,22 @@ impl Decoder {
     /// The board the leading hypothesis shows now (a state in the middle of a move included).
     pub fn shown(&self) -> &Board {
         &self.beam[0].shown
+    }
+
+    /// The squares whose kind (empty, White, Black) the hypotheses agree on, weighing each by
+    /// its probability, with at least `p`: where a misread can safely be overruled.
+    pub fn sure(&self, p: f64) -> Bitboard {
+        let weights: Vec<f64> = self.beam.iter().map(|n| (-(n.cost - self.beam[0].cost)).exp()).collect();
+        let total: f64 = weights.iter().sum();
+        let lead = &self.beam[0].shown;
+        let kind = |b: &Board, sq| b.piece_at(sq).map(|piece: shakmaty::Piece| piece.color);
+        shakmaty::Square::ALL
+            .into_iter()
+            .filter(|&sq| {
+                let agree: f64 = self.beam.iter().zip(&weights).filter(|(n, _)| kind(&n.shown, sq) == kind(lead, sq)).map(|(_, w)| w).sum();
+                agree >= p * total
+            })
+            .collect()
     }
 
     /// The position the leading history reaches.
@@ -180,12 +196,12 @@ impl Decoder {
 
     /// The moves of `pos`, legal ones and (where the evidence shows a piece of the mover's gone
     /// from one square and one of its colour on another no legal move explains) illegal ones.
-    fn transitions(&mut self, pos: &Chess) -> Rc<Vec<Transition>> {
+    fn transitions(&mut self, pos: &Chess) -> Arc<Vec<Transition>> {
         let key: shakmaty::zobrist::Zobrist64 = pos.zobrist_hash(shakmaty::EnPassantMode::Legal);
         if self.moves.len() > 4096 {
             self.moves.clear();
         }
-        self.moves.entry(key.0).or_insert_with(|| Rc::new(pos.legal_moves().into_iter().map(|m| Transition::legal(pos, m)).collect())).clone()
+        self.moves.entry(key.0).or_insert_with(|| Arc::new(pos.legal_moves().into_iter().map(|m| Transition::legal(pos, m)).collect())).clone()
     }
 
     /// Illegal moves the evidence proposes from `pos`: a piece of the mover's read gone from its
@@ -359,7 +375,7 @@ impl Decoder {
         self.leading.drain(..sent);
         // Only histories through the moves sent remain.
         let tip = self.out.clone().expect("a move was sent");
-        self.beam.retain(|n| n.hist.as_ref().and_then(|h| h.at(tip.depth)).is_some_and(|s| Rc::ptr_eq(&s, &tip)));
+        self.beam.retain(|n| n.hist.as_ref().and_then(|h| h.at(tip.depth)).is_some_and(|s| Arc::ptr_eq(&s, &tip)));
         if self.beam.is_empty() {
             // Cannot happen: the leading hypothesis holds the moves sent.
             let pos = self.after(&tip);
@@ -379,11 +395,11 @@ impl Decoder {
 
     /// How sure the decoder is of `step`: the best history that does not hold it, against the
     /// best.
-    fn conf(&self, step: &Rc<Step>) -> f32 {
+    fn conf(&self, step: &Arc<Step>) -> f32 {
         let rival = self
             .beam
             .iter()
-            .filter(|n| !n.hist.as_ref().and_then(|h| h.at(step.depth)).is_some_and(|s| Rc::ptr_eq(&s, step)))
+            .filter(|n| !n.hist.as_ref().and_then(|h| h.at(step.depth)).is_some_and(|s| Arc::ptr_eq(&s, step)))
             .map(|n| n.cost)
             .fold(f64::INFINITY, f64::min);
         let margin = rival - self.beam[0].cost;

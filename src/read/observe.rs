@@ -111,6 +111,26 @@ impl Evidence {
     }
 }
 
+/// `reading` with the squares of `sure` where `board` (what the decoder reads) and the reading
+/// disagree on the kind (empty, White, Black) read as `board` says: a misread in place, which
+/// the chess prior outvotes. Squares a hand covers `cover_max` or more of are left as read.
+pub fn corrected(reading: &Reading, board: &Board, sure: Bitboard, cover_max: f32) -> Reading {
+    let mut out = reading.clone();
+    for sq in sure {
+        let r = &mut out.squares[sq as usize];
+        let want = board.piece_at(sq);
+        let kind = |class: usize| if class == 0 { 0 } else if class <= 6 { 1 } else { 2 };
+        let read = (0..CLASSES).max_by(|&a, &b| r.classes[a].total_cmp(&r.classes[b])).unwrap_or(0);
+        if r.cover >= cover_max || kind(read) == kind(piece_class(want)) {
+            continue;
+        }
+        let class = piece_class(want);
+        let rest = 0.1 / (CLASSES - 1) as f32;
+        r.classes = std::array::from_fn(|c| if c == class { 0.9 } else { rest });
+    }
+    out
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;

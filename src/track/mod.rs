@@ -125,6 +125,8 @@ pub struct Tracker {
     last_t: f64,
     /// The player whose hands are expected next (see [`Tracker::expect`]).
     expected: Color,
+    /// Every event dated before this has been given out.
+    flushed: f64,
 }
 
 impl Tracker {
@@ -139,6 +141,7 @@ impl Tracker {
             leaving: Vec::new(),
             last_t: f64::NEG_INFINITY,
             expected: Color::White,
+            flushed: f64::NEG_INFINITY,
         }
     }
 
@@ -177,6 +180,7 @@ impl Tracker {
         self.take_leaving(|left| left.t + LEFT_GRACE_S < settled);
         let until = settled.min(self.contacts.pending_since()).min(t);
         self.flush(until, out);
+        self.flushed = self.flushed.max(until);
     }
 
     /// Ends the input: decides what is pending and appends the remaining events.
@@ -206,6 +210,11 @@ impl Tracker {
     /// taken to be that player's. White until told.
     pub fn expect(&mut self, side: Color) {
         self.expected = side;
+    }
+
+    /// Every event dated before this time has been given out (no later reading can add one).
+    pub fn flushed(&self) -> f64 {
+        self.flushed
     }
 
     /// The stable board as the tracker believes it now.

@@ -1,0 +1,259 @@
+//! The game decoder's moves and the tracker's events, made one account for the rule engine.
+//!
+//! The decoder says which move was made; the tracker says how (which hand lifted, touched,
+//! released what, and when). The tracker's events up to the time a decoded move went out are
+//! tried on a copy of the engine: if they make that move, they stand, with every ruling they
+//! give. If they do not (a misread the tracker followed, a still a move with no hand in view),
+//! the move's own events stand instead (lift, removal, release, as the move needs them, at the
+//! times the board showed it begun and done, by the hand the tracker saw there if any), and the
+//! tracker is told to start again from the decoded board. So the game is the decoder's, and the
+//! Article 4 events are read against it.
+
+use std::collections::VecDeque;
+
+use shakmaty::{Board, Chess, Color, Move, Position, Square};
+
+use crate::events::{Action, Event, Hand};
+use crate::read::DecodedMove;
+use crate::rules::{Engine, Record};
+
+/// The `hand_conf` of a move's own events where the tracker saw no hand of the mover's: which
+/// hand it was is not known, so no ruling on hands (4.1) rests on it.
+const UNSEEN_HAND_CONF: f32 = 0.5;
+
+/// The `conf` of a move's own events: the board shows the move, the moment of each event is
+/// the decoder's.
+const MOVE_CONF: f32 = 0.9;
+
+/// Seconds a decoded move waits for the tracker's events up to it before it stands on its own.
+const WAIT_S: f64 = 2.0;
+
+/// What a reconciliation did.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// The events the engine took, as it took them.
+    pub events: Vec<Event>,
+    /// The board the tracker must start again from, where its events did not make the move.
+    pub resync: Option<(Board, Color)>,
+}
+
+/// The engine, fed the tracker's events once the decoder has said which move they make.
+pub struct Reconciler {
+    engine: Engine,
+    events: VecDeque<Event>,
+    moves: VecDeque<(DecodedMove, f64)>,
+    /// Events dated before this were settled.
+    settled: f64,
+}
+
+impl Reconciler {
+    /// A reconciler for `engine`, with the spoken `declarations` ("j'adoube", from another
+    /// channel) to merge in by time.
+    pub fn new(engine: Engine, declarations: Vec<Event>) -> Reconciler {
+        let mut r = Reconciler { engine, events: VecDeque::new(), moves: VecDeque::new(), settled: f64::NEG_INFINITY };
+        for d in declarations {
+            r.insert(d);
+        }
+        r
+    }
+
+    /// The engine.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// The engine, to finish it.
+    pub fn engine_mut(&mut self) -> &mut Engine {
+        &mut self.engine
+    }
+
+    /// Queues `ev` in time order.
+    fn insert(&mut self, ev: Event) {
+        let at = self.events.partition_point(|e| e.t <= ev.t);
+        self.events.insert(at, ev);
+    }
+
+    /// Takes in the tracker's `events` and the decoder's `moves`, decided at `now`; settles what
+    /// it can, given that the tracker has given out every event before `flushed`.
+    pub fn push(&mut self, events: Vec<Event>, moves: Vec<DecodedMove>, now: f64, flushed: f64, records: &mut Vec<Record>) -> Outcome {
+        for ev in events {
+            if ev.t < self.settled {
+                tracing::debug!("the tracker's {} at {:.2}s came after its move was settled: dropped", ev.action.name(), ev.t);
+                continue;
+            }
+            self.insert(ev);
+        }
+        self.moves.extend(moves.into_iter().map(|m| (m, now)));
+        let mut outcome = Outcome::default();
+        while let Some((_, decided)) = self.moves.front() {
+            if flushed < *decided && now - decided < WAIT_S {
+                break;
+            }
+            let (m, decided) = self.moves.pop_front().expect("a move waits");
+            self.settle(&m, decided, records, &mut outcome);
+        }
+        outcome
+    }
+
+    /// Ends the input: the moves left, then the events left, go to the engine.
+    pub fn finish(&mut self, events: Vec<Event>, moves: Vec<DecodedMove>, records: &mut Vec<Record>) -> Outcome {
+        let mut outcome = self.push(events, moves, f64::INFINITY, f64::INFINITY, records);
+        for ev in std::mem::take(&mut self.events) {
+            outcome.events.push(self.engine.apply(&ev, records));
+        }
+        outcome
+    }
+
+    /// Settles move `m`, decided at `decided`.
+    fn settle(&mut self, m: &DecodedMove, decided: f64, records: &mut Vec<Record>, outcome: &mut Outcome) {
+        let cut = decided.max(m.t);
+        let window: Vec<Event> = self.events.iter().filter(|e| e.t <= cut).copied().collect();
+        let mut after = m.before.clone();
+        after.play_unchecked(m.mv);
+        let mut trial = self.engine.clone();
+        let mut trial_records = Vec::new();
+        let taken: Vec<Event> = window.iter().map(|ev| trial.apply(ev, &mut trial_records)).collect();
+        self.events.retain(|e| e.t > cut);
+        self.settled = cut;
+        if !m.illegal && shows(&trial, after.board()) {
+            self.engine = trial;
+            records.extend(trial_records);
+            outcome.events.extend(taken);
+            return;
+        }
+        tracing::debug!("the tracker's {} events up to {cut:.2}s do not make {}: the move's own events stand", window.len(), crate::rules::record::uci(m.mv));
+        let hand = window.iter().map(|e| e.hand).find(|h| h.side == m.before.turn());
+        for ev in own_events(m, hand) {
+            outcome.events.push(self.engine.apply(&ev, records));
+        }
+        outcome.resync = Some((after.board().clone(), after.turn()));
+    }
+}
+
+/// Whether the engine's game, its move under way included, stands as `board`.
+fn shows(engine: &Engine, board: &Board) -> bool {
+    let mut pos: Chess = engine.position().clone();
+    if let Some(m) = engine.standing() {
+        pos.play_unchecked(m);
+    }
+    pos.board() == board
+}
+
+/// The events that make move `m` by `hand` (the mover's first hand, its number in doubt, where
+/// none was seen): begun at `m.began`, done at `m.t`.
+fn own_events(m: &DecodedMove, hand: Option<Hand>) -> Vec<Event> {
+    let side = m.before.turn();
+    let (hand, hand_conf) = match hand {
+        Some(h) => (h, None),
+        None => (Hand { side, number: 1 }, Some(UNSEEN_HAND_CONF)),
+    };
+    let mut actions = Vec::new();
+    match m.mv {
+        Move::Castle { king, rook } => {
+            let castling = if rook > king { shakmaty::CastlingSide::KingSide } else { shakmaty::CastlingSide::QueenSide };
+            actions.extend([Action::Lift(king), Action::Release(castling.king_to(side)), Action::Lift(rook), Action::Release(castling.rook_to(side))]);
+        }
+        Move::EnPassant { from, to } => {
+            let taken = Square::from_coords(to.file(), from.rank());
+            actions.extend([Action::Remove(Some(taken)), Action::Lift(from), Action::Release(to)]);
+        }
+        Move::Normal { from, capture, to, promotion, .. } => {
+            if capture.is_some() {
+                actions.push(Action::Remove(Some(to)));
+            }
+            actions.extend([Action::Lift(from), Action::Release(to)]);
+            if let Some(role) = promotion {
+                actions.extend([Action::Remove(Some(to)), Action::Place { sq: to, piece: role.of(side) }]);
+            }
+        }
+        Move::Put { .. } => {}
+    }
+    let n = actions.len().max(1) as f64;
+    let span = (m.t - m.began).max(0.0);
+    actions
+        .into_iter()
+        .enumerate()
+        .map(|(i, action)| Event { t: m.began + span * i as f64 / (n - 1.0).max(1.0) + 1e-3 * i as f64, action, hand, conf: Some(MOVE_CONF), hand_conf })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::Options;
+    use shakmaty::Role;
+
+    fn decoded(before: &Chess, mv: Move, began: f64, t: f64) -> DecodedMove {
+        DecodedMove { mv, before: before.clone(), illegal: false, began, t, conf: 0.99 }
+    }
+
+    fn moves(records: &[Record]) -> Vec<String> {
+        records.iter().filter_map(|r| if let Record::Move(m) = r { Some(crate::rules::record::uci(m.m)) } else { None }).collect()
+    }
+
+    #[test]
+    fn the_trackers_events_stand_where_they_make_the_decoded_move() {
+        let start = Chess::default();
+        let mut r = Reconciler::new(Engine::new(start.clone(), Options::default()), Vec::new());
+        let w1 = Hand { side: Color::White, number: 1 };
+        let b1 = Hand { side: Color::Black, number: 1 };
+        let ev = |t, action, hand| Event { t, action, hand, conf: Some(0.95), hand_conf: None };
+        let e4 = Move::Normal { role: Role::Pawn, from: Square::E2, capture: None, to: Square::E4, promotion: None };
+        let mut records = Vec::new();
+        let out = r.push(vec![ev(1.0, Action::Lift(Square::E2), w1), ev(1.5, Action::Release(Square::E4), w1)], vec![decoded(&start, e4, 1.0, 1.5)], 2.0, 2.5, &mut records);
+        assert_eq!(out.events.len(), 2);
+        assert!(out.resync.is_none());
+        // Black's lift completes White's move.
+        let out = r.finish(vec![ev(3.0, Action::Lift(Square::E7), b1)], vec![], &mut records);
+        assert_eq!(out.events.len(), 1);
+        let mut ended = Vec::new();
+        let mut engine = r.engine.clone();
+        engine.finish(&mut ended);
+        assert_eq!(moves(&records), ["e2e4"]);
+    }
+
+    #[test]
+    fn a_move_the_trackers_events_miss_stands_on_its_own_events() {
+        let start = Chess::default();
+        let mut r = Reconciler::new(Engine::new(start.clone(), Options::default()), Vec::new());
+        let w1 = Hand { side: Color::White, number: 1 };
+        // The tracker saw f2 lifted (a shadow) and nothing else; the board showed 1.e4.
+        let shadow = Event { t: 0.5, action: Action::Lift(Square::F2), hand: w1, conf: Some(0.9), hand_conf: None };
+        let e4 = Move::Normal { role: Role::Pawn, from: Square::E2, capture: None, to: Square::E4, promotion: None };
+        let mut records = Vec::new();
+        let out = r.push(vec![shadow], vec![decoded(&start, e4, 1.0, 1.5)], 2.0, 2.5, &mut records);
+        assert_eq!(out.events.iter().map(|e| e.action).collect::<Vec<_>>(), [Action::Lift(Square::E2), Action::Release(Square::E4)]);
+        assert_eq!(out.events[0].hand, w1);
+        let (board, turn) = out.resync.expect("the tracker starts again");
+        assert_eq!(turn, Color::Black);
+        assert_eq!(board.piece_at(Square::E4), Some(Color::White.pawn()));
+        let mut records2 = Vec::new();
+        let mut engine = r.engine.clone();
+        engine.finish(&mut records2);
+        assert_eq!(moves(&records2), ["e2e4"]);
+        assert!(!records.iter().chain(&records2).any(|r| matches!(r, Record::Ruling(_))), "{records:?}");
+    }
+
+    #[test]
+    fn each_kind_of_move_has_events_the_engine_takes_for_it() {
+        use shakmaty::fen::Fen;
+        let cases = [
+            ("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1", "e1g1"),
+            ("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1", "e1c1"),
+            ("4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 1", "e5d6"),
+            ("1r2k3/2P5/8/8/8/8/8/4K3 w - - 0 1", "c7b8n"),
+            ("rnbqkbnr/ppp1pppp/8/3p4/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2", "e4d5"),
+        ];
+        for (fen, uci) in cases {
+            let start: Chess = fen.parse::<Fen>().unwrap().into_position(shakmaty::CastlingMode::Standard).unwrap();
+            let mv = uci.parse::<shakmaty::uci::UciMove>().unwrap().to_move(&start).unwrap();
+            let mut r = Reconciler::new(Engine::new(start.clone(), Options::default()), Vec::new());
+            let mut records = Vec::new();
+            r.finish(vec![], vec![decoded(&start, mv, 1.0, 2.0)], &mut records);
+            let mut engine = r.engine.clone();
+            engine.finish(&mut records);
+            assert_eq!(moves(&records), [uci], "{fen}: {records:?}");
+            assert!(!records.iter().any(|r| matches!(r, Record::Ruling(_))), "{fen}: {records:?}");
+        }
+    }
+}
