@@ -11,7 +11,7 @@
 
 use std::collections::VecDeque;
 
-use shakmaty::{Board, Chess, Color, Move, Position, Square};
+use shakmaty::{Board, Color, Move, Position, Square};
 
 use crate::events::{Action, Event, Hand};
 use crate::read::DecodedMove;
@@ -90,7 +90,7 @@ impl Reconciler {
                 break;
             }
             let (m, decided) = self.moves.pop_front().expect("a move waits");
-            self.settle(&m, decided, records, &mut outcome);
+            self.settle(&m, m.t.max(decided), records, &mut outcome);
         }
         outcome
     }
@@ -104,44 +104,51 @@ impl Reconciler {
         outcome
     }
 
-    /// Settles move `m`, decided at `decided`.
-    fn settle(&mut self, m: &DecodedMove, decided: f64, records: &mut Vec<Record>, outcome: &mut Outcome) {
-        let cut = decided.max(m.t);
+    /// Settles move `m` with the events up to `cut`: the tracker's, up to the last after which
+    /// the engine stands at `m` made (the opponent's touch that completes it, and what follows,
+    /// wait for the next move); or, if none leaves it there, the move's own.
+    fn settle(&mut self, m: &DecodedMove, cut: f64, records: &mut Vec<Record>, outcome: &mut Outcome) {
+        tracing::debug!("settling {} (began {:.2}s, done {:.2}s) with the events up to {cut:.2}s", crate::rules::record::uci(m.mv), m.began, m.t);
         let window: Vec<Event> = self.events.iter().filter(|e| e.t <= cut).copied().collect();
-        let mut after = m.before.clone();
-        after.play_unchecked(m.mv);
+        let made = |engine: &Engine| engine.position() == &m.before && engine.standing() == Some(m.mv);
         let mut trial = self.engine.clone();
-        let mut trial_records = Vec::new();
-        let taken: Vec<Event> = window.iter().map(|ev| trial.apply(ev, &mut trial_records)).collect();
-        self.events.retain(|e| e.t > cut);
-        self.settled = cut;
-        if !m.illegal && shows(&trial, after.board()) {
-            self.engine = trial;
-            records.extend(trial_records);
-            outcome.events.extend(taken);
+        let mut last_made = None;
+        for (i, ev) in window.iter().enumerate() {
+            trial.apply(ev, &mut Vec::new());
+            if made(&trial) {
+                last_made = Some(i);
+            }
+        }
+        if let Some(last) = last_made.filter(|_| !m.illegal) {
+            for ev in &window[..=last] {
+                outcome.events.push(self.engine.apply(ev, records));
+            }
+            self.settled = window[last].t;
+            self.events.drain(..=last);
             return;
         }
-        tracing::debug!("the tracker's {} events up to {cut:.2}s do not make {}: the move's own events stand", window.len(), crate::rules::record::uci(m.mv));
+        tracing::debug!(
+            "the tracker's events up to {cut:.2}s ({}) do not make {}: the move's own events stand",
+            window.iter().map(|e| format!("{} {} {:.2}", e.hand, e.action.name(), e.t) + &e.action.square().map_or(String::new(), |s| format!(" {s}"))).collect::<Vec<_>>().join(", "),
+            crate::rules::record::uci(m.mv)
+        );
         let hand = window.iter().map(|e| e.hand).find(|h| h.side == m.before.turn());
-        for ev in own_events(m, hand) {
+        for ev in own_events(m, hand, self.settled + 1e-3) {
+            self.settled = self.settled.max(ev.t);
             outcome.events.push(self.engine.apply(&ev, records));
         }
+        // What the tracker dated up to the move's own last event is of a board it misread.
+        let settled = self.settled;
+        self.events.retain(|e| e.t > settled);
+        let mut after = m.before.clone();
+        after.play_unchecked(m.mv);
         outcome.resync = Some((after.board().clone(), after.turn()));
     }
 }
 
-/// Whether the engine's game, its move under way included, stands as `board`.
-fn shows(engine: &Engine, board: &Board) -> bool {
-    let mut pos: Chess = engine.position().clone();
-    if let Some(m) = engine.standing() {
-        pos.play_unchecked(m);
-    }
-    pos.board() == board
-}
-
 /// The events that make move `m` by `hand` (the mover's first hand, its number in doubt, where
-/// none was seen): begun at `m.began`, done at `m.t`.
-fn own_events(m: &DecodedMove, hand: Option<Hand>) -> Vec<Event> {
+/// none was seen): begun at `m.began`, done at `m.t`, none before `earliest`.
+fn own_events(m: &DecodedMove, hand: Option<Hand>, earliest: f64) -> Vec<Event> {
     let side = m.before.turn();
     let (hand, hand_conf) = match hand {
         Some(h) => (h, None),
@@ -169,11 +176,12 @@ fn own_events(m: &DecodedMove, hand: Option<Hand>) -> Vec<Event> {
         Move::Put { .. } => {}
     }
     let n = actions.len().max(1) as f64;
-    let span = (m.t - m.began).max(0.0);
+    let began = m.began.max(earliest);
+    let span = (m.t - began).max(0.0);
     actions
         .into_iter()
         .enumerate()
-        .map(|(i, action)| Event { t: m.began + span * i as f64 / (n - 1.0).max(1.0) + 1e-3 * i as f64, action, hand, conf: Some(MOVE_CONF), hand_conf })
+        .map(|(i, action)| Event { t: began + span * i as f64 / (n - 1.0).max(1.0) + 1e-3 * i as f64, action, hand, conf: Some(MOVE_CONF), hand_conf })
         .collect()
 }
 
@@ -181,7 +189,7 @@ fn own_events(m: &DecodedMove, hand: Option<Hand>) -> Vec<Event> {
 mod tests {
     use super::*;
     use crate::rules::Options;
-    use shakmaty::Role;
+    use shakmaty::{Chess, Role};
 
     fn decoded(before: &Chess, mv: Move, began: f64, t: f64) -> DecodedMove {
         DecodedMove { mv, before: before.clone(), illegal: false, began, t, conf: 0.99 }

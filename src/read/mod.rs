@@ -45,11 +45,22 @@ pub struct Costs {
     pub illegal: f64,
     /// A piece held where no hand is seen, per look (see [`Params::look_s`]).
     pub unheld: f64,
+    /// A promotion to another piece than a queen, on top of the move's cost (about one
+    /// promotion in a hundred in master games).
+    pub underpromotion: f64,
+}
+
+impl Costs {
+    /// What `tr` costs besides a legal move's cost: an illegal move's, an underpromotion's.
+    fn price(&self, tr: &Transition) -> f64 {
+        let under = tr.mv.promotion().is_some_and(|r| r != shakmaty::Role::Queen);
+        if tr.illegal { self.illegal } else if under { self.underpromotion } else { 0.0 }
+    }
 }
 
 impl Default for Costs {
     fn default() -> Costs {
-        Costs { legal: 4.0, begin: 2.0, step: 1.0, back: 2.0, skip: 4.0, illegal: 20.0, unheld: 6.0 }
+        Costs { legal: 4.0, begin: 2.0, step: 1.0, back: 2.0, skip: 4.0, illegal: 20.0, unheld: 6.0, underpromotion: 4.6 }
     }
 }
 
@@ -99,9 +110,9 @@ pub struct DecodedMove {
     pub before: Chess,
     /// Not a legal move there (Article 7.5).
     pub illegal: bool,
-    /// When the board first showed it begun.
+    /// When the board first showed it begun, in the history read.
     pub began: f64,
-    /// When its position first took the lead and kept it.
+    /// When the board first showed it done, in the history read.
     pub t: f64,
     /// How sure the decoder is, 0.5 to 1: from the cost of the best history without it.
     pub conf: f32,
@@ -257,7 +268,7 @@ impl Decoder {
                 if !quiet && !tr.explains(&node.shown, diff) {
                     continue;
                 }
-                let price = if tr.illegal { costs.illegal } else { 0.0 };
+                let price = costs.price(tr);
                 // Completed.
                 let done = cost_of(&mut tr.changes.iter().map(|c| (c.sq, c.new)).chain(diff.into_iter().filter(|sq| !tr.squares().contains(*sq)).map(|sq| (sq, node.pos.board().piece_at(sq)))));
                 let moved = if quiet { costs.legal } else { costs.legal - costs.begin };
@@ -301,7 +312,7 @@ impl Decoder {
                             }
                         }
                         let delta: f64 = crate::rules::differing(&node.shown, &board).into_iter().map(|sq| ev.square(sq, board.piece_at(sq)) - ev.square(sq, node.shown.piece_at(sq))).sum();
-                        let price = 2.0 * costs.legal + costs.skip;
+                        let price = 2.0 * costs.legal + costs.skip + costs.price(first) + costs.price(second);
                         if delta + price < 0.0 {
                             let mid = node.complete(first, 0.0, t);
                             keep(mid.complete(second, seen + delta + price, t));
@@ -365,7 +376,7 @@ impl Decoder {
                 }
             }
             let conf = self.conf(&l.step);
-            out.push(Decoded::Move(DecodedMove { mv: l.step.mv, before: l.step.before.clone(), illegal: l.step.illegal, began: l.step.began.min(l.since), t: l.since, conf }));
+            out.push(Decoded::Move(DecodedMove { mv: l.step.mv, before: l.step.before.clone(), illegal: l.step.illegal, began: l.step.began, t: l.step.t, conf }));
             self.out = Some(l.step.clone());
             sent += 1;
         }
