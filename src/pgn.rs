@@ -92,6 +92,11 @@ pub struct Game {
 }
 
 impl Game {
+    /// The game's tags.
+    pub fn tags(&self) -> &Tags {
+        &self.tags
+    }
+
     /// A game starting from `start`, under `tags`.
     pub fn new(start: &Chess, tags: Tags) -> Game {
         Game { tags, start: start.clone(), moves: Vec::new(), pending: Vec::new(), end: start.clone(), standing: None }

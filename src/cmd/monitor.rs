@@ -22,8 +22,11 @@ pub struct GameArgs {
     /// The calibration written by `touchmove calibrate` (corners, orientation, homography).
     #[arg(long, value_name = "FILE.json")]
     pub calibration: PathBuf,
-    /// The position at the start of the footage (default: the initial position).
-    #[arg(long, value_name = "FEN")]
+    /// The position at the start of the footage (default: the initial position), or `auto` to
+    /// read it from the first frames: the standard start unless the board plainly shows another
+    /// (said either way). A position the board plainly contradicts is followed where it differs,
+    /// with a warning naming the squares.
+    #[arg(long, value_name = "FEN|auto")]
     pub fen: Option<String>,
     /// Spoken declarations ("j'adoube") heard on another channel: a JSON Lines file of `adjust`
     /// events (the event contract), merged in by time. With it, a touch without a declaration
@@ -52,7 +55,8 @@ impl GameArgs {
     /// wrong with the arguments.
     pub fn config(&self, source: Source, out: PathBuf, live: bool, overlay: bool) -> Result<Config, String> {
         let calibration = Calibration::load(&self.calibration).map_err(|e| e.to_string())?;
-        let start = super::start_position(self.fen.as_deref())?;
+        let auto = self.fen.as_deref() == Some("auto");
+        let start = super::start_position(self.fen.as_deref().filter(|_| !auto))?;
         super::check_min_conf(self.min_conf)?;
         let declarations = match &self.declarations {
             None => Vec::new(),
@@ -78,6 +82,7 @@ impl GameArgs {
             // A file watched live is played at its own frame rate, as a camera would deliver it.
             paced: live && matches!(source, Source::File(_)),
             echo: live,
+            start_auto: auto,
             ..Config::offline(source, calibration, self.model.clone(), start, out)
         })
     }

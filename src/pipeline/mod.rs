@@ -47,8 +47,12 @@ pub struct Config {
     pub calibration: Calibration,
     /// The board model (ONNX).
     pub model: PathBuf,
-    /// The position at the start.
+    /// The position at the start, as asked for; checked against the first quiet frames, the
+    /// board followed where it plainly differs (see [`read::start`]).
     pub start: Chess,
+    /// `--fen auto`: the start is read from the board, the standard start unless the board
+    /// plainly shows another; said either way.
+    pub start_auto: bool,
     /// Where the outputs go.
     pub out: PathBuf,
     /// Live: drop frames rather than fall behind, print rulings as they happen.
@@ -81,6 +85,7 @@ impl Config {
             calibration,
             model,
             start,
+            start_auto: false,
             out,
             live: false,
             overlay: false,
@@ -195,6 +200,9 @@ struct Outcome {
     /// The legal move the pieces show, not yet completed (shown last in the PGN).
     standing: Option<Move>,
     latency: Option<f64>,
+    /// The start position read from the board, on the first outcome, where it is not the one
+    /// asked for.
+    start: Option<Chess>,
 }
 
 /// Runs the pipeline until the source ends or `stop` is set; outputs go to `config.out` as
@@ -228,13 +236,10 @@ pub fn run(config: &Config, stop: Arc<AtomicBool>, progress: &mut dyn FnMut(&Pro
         .spawn(move || detect::run(model, quiet, prepared, to_decide))
         .map_err(|_| PipelineError::Thread("detect"))?;
 
-    let tracker = Tracker::new(config.start.board().clone(), track::Options::default());
-    let lag = if config.live { read::Options::LIVE_LAG_S } else { read::Options::OFFLINE_LAG_S };
-    let decoder = Decoder::new(config.start.clone(), read::Options::with_lag(lag));
-    let reconciler = Reconciler::new(Engine::new(config.start.clone(), config.rules), config.declarations.clone());
+    let game = Game { start: config.start.clone(), auto: config.start_auto, live: config.live, rules: config.rules, declarations: config.declarations.clone() };
     let decide_thread = std::thread::Builder::new()
         .name("decide".into())
-        .spawn(move || decide(decoder, tracker, reconciler, readings, to_sinks))
+        .spawn(move || decide(game, readings, to_sinks))
         .map_err(|_| PipelineError::Thread("decide"))?;
 
     let mut summary = Summary::default();
@@ -276,6 +281,56 @@ pub fn run(config: &Config, stop: Arc<AtomicBool>, progress: &mut dyn FnMut(&Pro
     Ok(summary)
 }
 
+/// What the decide stage starts from.
+struct Game {
+    start: Chess,
+    auto: bool,
+    live: bool,
+    rules: rules::Options,
+    declarations: Vec<Event>,
+}
+
+/// The start is read from readings up to the first with no hand in view, or this many.
+const START_READINGS: usize = 20;
+
+/// Reads the start position from the first readings (up to the first with no hand in view):
+/// the one asked for, or the board where it plainly differs. Returns the frames read meanwhile,
+/// the start, and what to say about it.
+fn read_start(game: &Game, readings: &crossbeam_channel::Receiver<Analysed>) -> (Vec<Analysed>, Chess, Option<Record>) {
+    let params = read::observe::Params::default();
+    let mut early = Vec::new();
+    let mut seen = Vec::new();
+    for a in readings.iter() {
+        let quiet = a.reading.as_ref().is_some_and(|r| read::observe::Evidence::new(r, f64::INFINITY, &params).hands < 0.3);
+        if let Some(r) = &a.reading {
+            seen.push(r.clone());
+        }
+        early.push(a);
+        if quiet || seen.len() >= START_READINGS {
+            break;
+        }
+    }
+    let Some(start) = read::start::read(&seen, &game.start, &params) else { return (early, game.start.clone(), None) };
+    let t = seen.last().map_or(0.0, |r| r.t);
+    let fen = || shakmaty::fen::Fen::from_position(&start.pos, shakmaty::EnPassantMode::Legal).to_string();
+    let squares = start.disagree.iter().map(|sq| sq.to_string()).collect::<Vec<_>>().join(", ");
+    let said = match (start.origin, game.auto) {
+        (read::start::Origin::Asked, true) => {
+            tracing::info!("the start position: the standard start, {:.1} nats likelier than the model's own board", start.margin);
+            None
+        }
+        (read::start::Origin::Board, true) => Some(format!("the start position read from the board: {} ({} squares differ from the standard start: {squares}; {:.1} nats likelier)", fen(), start.disagree.len(), start.margin)),
+        (read::start::Origin::Board, false) => Some(format!("the board does not show the start position asked for on {squares}: the game is read from the board, {}", fen())),
+        (read::start::Origin::Asked, false) if !start.disagree.is_empty() => Some(format!("the board does not show the start position asked for on {squares}, but no position shows what it does: the game is read from the position asked for")),
+        (read::start::Origin::Asked, false) => None,
+    };
+    let said = said.map(|text| {
+        tracing::warn!("{text}");
+        Record::Warning(rules::Warning { t, text })
+    });
+    (early, start.pos, said)
+}
+
 /// The decoder overrules a reading of a square's kind for the tracker only where its
 /// hypotheses, weighed by their probability, agree on the kind at least this surely.
 const SURE: f64 = 0.99;
@@ -285,13 +340,19 @@ const SURE: f64 = 0.99;
 /// plainly differs: a misread in place is not the tracker's to follow), and the reconciler
 /// gives the engine the tracker's events where they make the decoded move, the move's own
 /// where they do not.
-fn decide(mut decoder: Decoder, mut tracker: Tracker, mut reconciler: Reconciler, readings: crossbeam_channel::Receiver<Analysed>, out: crossbeam_channel::Sender<Outcome>) {
+fn decide(game: Game, readings: crossbeam_channel::Receiver<Analysed>, out: crossbeam_channel::Sender<Outcome>) {
+    let (early, start, said) = read_start(&game, &readings);
+    let mut said = Some((said, (start != game.start).then(|| start.clone())));
+    let lag = if game.live { read::Options::LIVE_LAG_S } else { read::Options::OFFLINE_LAG_S };
+    let mut decoder = Decoder::new(start.clone(), read::Options::with_lag(lag));
+    let mut tracker = Tracker::new(start.board().clone(), track::Options::default());
+    let mut reconciler = Reconciler::new(Engine::new(start, game.rules), game.declarations);
     let mut recent: std::collections::VecDeque<(f64, u64)> = std::collections::VecDeque::new();
     let mut last: Option<(f64, u64)> = None;
     // The move the pieces show changes only when the engine takes in events.
     let mut standing = None;
     let cover_max = track::Options::default().cover_max;
-    for a in readings.iter() {
+    for a in early.into_iter().chain(readings.iter()) {
         recent.push_back((a.t, a.index));
         while recent.len() > 2000 {
             recent.pop_front();
@@ -304,6 +365,8 @@ fn decide(mut decoder: Decoder, mut tracker: Tracker, mut reconciler: Reconciler
             tracker.push(&read::observe::corrected(reading, decoder.shown(), decoder.sure(SURE), cover_max), &mut events);
         }
         let mut records = Vec::new();
+        let (start_said, start) = said.take().unwrap_or((None, None));
+        records.extend(start_said);
         if let Some(text) = &a.warning {
             records.push(Record::Warning(rules::Warning { t: a.t, text: text.clone() }));
         }
@@ -330,6 +393,7 @@ fn decide(mut decoder: Decoder, mut tracker: Tracker, mut reconciler: Reconciler
             position: reconciler.engine().position().clone(),
             standing,
             latency,
+            start,
         };
         last = Some((a.t, a.index));
         if out.send(outcome).is_err() {
@@ -360,6 +424,7 @@ fn decide(mut decoder: Decoder, mut tracker: Tracker, mut reconciler: Reconciler
             position: engine.position().clone(),
             standing: None,
             latency: None,
+            start: None,
         });
     }
 }

@@ -88,6 +88,9 @@ impl Sinks {
     }
 
     pub(super) fn write(&mut self, o: &Outcome, summary: &mut Summary) -> Result<(), PipelineError> {
+        if let Some(start) = &o.start {
+            self.game = Game::new(start, self.game.tags().clone());
+        }
         if let Some(warped) = &o.warped {
             let side = warped.rows().max(1) as u32;
             self.layout = Layout { square: side / 9, margin: side / 18 };
