@@ -163,9 +163,9 @@ impl Capture {
                 }
                 Reader::Still(Some(image))
             }
-            Source::File(path) => video(source, videoio::VideoCapture::from_file(path, videoio::CAP_ANY))?,
+            Source::File(path) => video(source, open_video(path))?,
             Source::Camera(index) => video(source, videoio::VideoCapture::new(*index, videoio::CAP_ANY))?,
-            Source::Url(url) => video(source, videoio::VideoCapture::from_file(url, videoio::CAP_ANY))?,
+            Source::Url(url) => video(source, open_video(url))?,
         };
         Ok(Capture { source: source.clone(), reader, index: 0, started: Instant::now(), paced: false })
     }
@@ -224,6 +224,15 @@ impl Capture {
         self.index += 1;
         Ok(Some(Frame { index, t, image, at: Instant::now() }))
     }
+}
+
+/// Opens a video file or a stream URL with OpenCV's FFmpeg backend, where it has one, else with
+/// the first backend that reads it. Only FFmpeg is tried where it is there: GStreamer, which
+/// OpenCV would try after it, cannot read what FFmpeg could not, and says so on the terminal
+/// in assertions of its own (and again each second a stream is reconnected).
+pub fn open_video(path: impl AsRef<std::ffi::OsStr>) -> opencv::Result<videoio::VideoCapture> {
+    let ffmpeg = videoio::has_backend(videoio::VideoCaptureAPIs::CAP_FFMPEG).unwrap_or(false);
+    videoio::VideoCapture::from_file(path, if ffmpeg { videoio::CAP_FFMPEG } else { videoio::CAP_ANY })
 }
 
 /// The reader of a video, camera or stream OpenCV `opened`, with the rate it states where that

@@ -54,7 +54,7 @@ pub fn run(args: &Args) -> Exit {
             Err(e) => return Exit::BadInput(e.to_string()),
         },
         Source::File(path) if !path.is_file() => return Exit::BadInput(format!("{}: no such file", path.display())),
-        Source::File(path) => opencv::videoio::VideoCapture::from_file(path, opencv::videoio::CAP_ANY)
+        Source::File(path) => crate::capture::open_video(path)
             .and_then(|c| opencv::prelude::VideoCaptureTraitConst::get(&c, opencv::videoio::CAP_PROP_FRAME_COUNT))
             .map_or(0, |n| n.max(0.0) as u64),
         Source::Camera(_) | Source::Url(_) => 0,
