@@ -1,6 +1,7 @@
 //! Reading frames: video files, still images, cameras by index and network streams, through
-//! OpenCV, and series of photos (a folder or a glob, [`stills`]); and the capture thread, which blocks when the pipeline is behind (offline, nothing
-//! is lost) or drops the oldest frame and counts it (live, latency first).
+//! OpenCV, and series of photos (a folder or a glob, [`Stills`]); and the capture thread, which
+//! blocks when the pipeline is behind (offline, nothing is lost) or drops the oldest frame and
+//! counts it (live, latency first).
 
 mod stills;
 
@@ -14,7 +15,7 @@ use crossbeam_channel::{Receiver, TrySendError};
 use opencv::core::Mat;
 use opencv::prelude::*;
 use opencv::{imgcodecs, videoio};
-pub use stills::{ORDER_INTERVAL_S, Stills, StillsError, natural_cmp};
+pub use stills::{ORDER_INTERVAL_S, Stills, StillsError};
 
 /// Where frames come from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -91,8 +92,8 @@ pub struct Frame {
     /// Seconds, increasing from one frame to the next, at no set rate: for video files, the
     /// video's timestamp, or the frame's place at the file's rate where the timestamps do not
     /// move forward; for a series of photos, the capture time after the first photo's, or
-    /// [`ORDER_INTERVAL_S`] a photo (one still a move is as good a source as a video); for live
-    /// sources, since the capture began.
+    /// [`ORDER_INTERVAL_S`] a photo (seconds or minutes apart: nothing here assumes a video's
+    /// rate); for live sources, since the capture began.
     pub t: f64,
     /// The image, BGR.
     pub image: Mat,

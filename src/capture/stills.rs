@@ -33,8 +33,9 @@ impl std::fmt::Display for Stills {
 
 /// Seconds between two photos timed by their order: where the photos do not all carry an EXIF
 /// capture time, or those times do not increase from one photo to the next, the n-th photo
-/// (from 0) is at n seconds. A camera taking one still a move, or one or two a second, is
-/// timed near enough for the tracker, whose waits are a few seconds at most.
+/// (from 0) is at n seconds. That is near the pace of a camera taking a still or two a second;
+/// photos taken much faster are slowed down (frames of a 20 fps video a second apart are a
+/// twentieth of real speed, and the tracker, whose waits are in seconds, loses moves in them).
 pub const ORDER_INTERVAL_S: f64 = 1.0;
 
 /// What can go wrong finding or reading photos.
@@ -123,7 +124,7 @@ impl Stills {
 
 /// Compares names as people do: runs of digits by their value (`img2` before `img10`), the rest
 /// character by character; names equal that way (`img02`, `img2`) by their characters.
-pub fn natural_cmp(a: &str, b: &str) -> Ordering {
+fn natural_cmp(a: &str, b: &str) -> Ordering {
     let (mut x, mut y) = (a, b);
     loop {
         match (x.chars().next(), y.chars().next()) {
