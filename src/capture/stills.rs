@@ -435,6 +435,26 @@ mod tests {
     }
 
     #[test]
+    fn every_exif_orientation_turns_the_photo_as_opencv_does() {
+        // Four colours in the quadrants of a 32x16 picture, so that each turn and mirror shows.
+        let colours = [[255, 0, 0], [0, 255, 0], [0, 0, 255], [255, 255, 0]];
+        let image = RgbImage::from_fn(32, 16, |x, y| image::Rgb(colours[usize::from(x >= 16) + 2 * usize::from(y >= 8)]));
+        let dir = tempfile::tempdir().unwrap();
+        for orientation in 1..=8 {
+            let path = dir.path().join(format!("o{orientation}.jpg"));
+            write_jpeg(&path, &image, Some(exif_data(Some(orientation), None)));
+            let ours = decode(&path, 0).unwrap();
+            // OpenCV's imread applies the orientation too (libjpeg: its pixels differ a little).
+            let theirs = opencv::imgcodecs::imread(path.to_str().unwrap(), opencv::imgcodecs::IMREAD_COLOR).unwrap();
+            assert_eq!((ours.cols(), ours.rows()), (theirs.cols(), theirs.rows()), "orientation {orientation}");
+            let mut diff = Mat::default();
+            opencv::core::absdiff(&ours, &theirs, &mut diff).unwrap();
+            let mean = opencv::core::mean(&diff, &opencv::core::no_array()).unwrap();
+            assert!(mean.iter().all(|&m| m < 8.0), "orientation {orientation}: {mean:?}");
+        }
+    }
+
+    #[test]
     fn a_png_is_read_too_and_a_file_that_is_no_photo_names_itself_and_its_frame() {
         let dir = tempfile::tempdir().unwrap();
         grey(30).save(dir.path().join("1.png")).unwrap();
