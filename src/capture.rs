@@ -42,7 +42,7 @@ impl std::str::FromStr for Source {
         } else if s.contains("://") {
             Source::Url(s.to_string())
         } else {
-            Source::recording(s)
+            Source::recording(Path::new(s))
         })
     }
 }
@@ -61,14 +61,13 @@ impl std::fmt::Display for Source {
 impl Source {
     /// A recording at `path`: a folder is a series of photos, and so is a glob (a path with
     /// `*`, `?` or `[` that names no file); anything else is a video or photo file.
-    pub fn recording(path: &str) -> Source {
-        let p = Path::new(path);
-        if p.is_dir() {
-            Source::Stills(Stills::Folder(p.to_owned()))
-        } else if path.contains(['*', '?', '[']) && !p.exists() {
-            Source::Stills(Stills::Pattern(path.to_owned()))
-        } else {
-            Source::File(p.to_owned())
+    pub fn recording(path: &Path) -> Source {
+        if path.is_dir() {
+            return Source::Stills(Stills::Folder(path.to_owned()));
+        }
+        match path.to_str() {
+            Some(pattern) if pattern.contains(['*', '?', '[']) && !path.exists() => Source::Stills(Stills::Pattern(pattern.to_owned())),
+            _ => Source::File(path.to_owned()),
         }
     }
 

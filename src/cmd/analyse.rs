@@ -1,6 +1,7 @@
 //! `touchmove analyse`: a recording (a video, or a series of photos), start to end, into events,
 //! rulings, a PGN and evidence.
 
+use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -36,7 +37,7 @@ pub struct Args {
     /// The recording: a video (any OpenCV reads), or a series of photos (JPEG or PNG): a folder,
     /// or a quoted glob such as 'game/*.jpg'.
     #[arg(value_name = "VIDEO|FOLDER|'GLOB'")]
-    pub recording: String,
+    pub recording: PathBuf,
     /// The outputs.
     #[command(flatten)]
     pub output: OutputArgs,
