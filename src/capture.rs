@@ -1,8 +1,11 @@
 //! Reading frames: video files, still images, cameras by index and network streams, through
-//! OpenCV; and the capture thread, which blocks when the pipeline is behind (offline, nothing
-//! is lost) or drops the oldest frame and counts it (live, latency first).
+//! OpenCV, and series of photos (a folder or a glob, [`Stills`]); and the capture thread, which
+//! blocks when the pipeline is behind (offline, nothing is lost) or drops the oldest frame and
+//! counts it (live, latency first).
 
-use std::path::PathBuf;
+mod stills;
+
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
@@ -12,6 +15,7 @@ use crossbeam_channel::{Receiver, TrySendError};
 use opencv::core::Mat;
 use opencv::prelude::*;
 use opencv::{imgcodecs, videoio};
+pub use stills::{ORDER_INTERVAL_S, Stills, StillsError};
 
 /// Where frames come from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -22,19 +26,23 @@ pub enum Source {
     Camera(i32),
     /// A network stream (`rtsp://`, `http://`, ...).
     Url(String),
+    /// A series of photos, one frame each, in natural name order: a folder, or a glob such as
+    /// `game/*.jpg`.
+    Stills(Stills),
 }
 
 impl std::str::FromStr for Source {
     type Err = std::convert::Infallible;
 
-    /// A number is a camera index, anything with `://` a URL, everything else a file.
+    /// A number is a camera index, anything with `://` a URL, everything else a recording
+    /// (see [`Source::recording`]).
     fn from_str(s: &str) -> Result<Source, Self::Err> {
         Ok(if let Ok(index) = s.parse::<i32>() {
             Source::Camera(index)
         } else if s.contains("://") {
             Source::Url(s.to_string())
         } else {
-            Source::File(PathBuf::from(s))
+            Source::recording(Path::new(s))
         })
     }
 }
@@ -45,14 +53,27 @@ impl std::fmt::Display for Source {
             Source::File(p) => write!(f, "{}", p.display()),
             Source::Camera(i) => write!(f, "camera {i}"),
             Source::Url(u) => f.write_str(u),
+            Source::Stills(s) => write!(f, "{s}"),
         }
     }
 }
 
 impl Source {
-    /// Whether frames arrive in real time (a camera or a stream), not from a file.
+    /// A recording at `path`: a folder is a series of photos, and so is a glob (a path with
+    /// `*`, `?` or `[` that names no file); anything else is a video or photo file.
+    pub fn recording(path: &Path) -> Source {
+        if path.is_dir() {
+            return Source::Stills(Stills::Folder(path.to_owned()));
+        }
+        match path.to_str() {
+            Some(pattern) if pattern.contains(['*', '?', '[']) && !path.exists() => Source::Stills(Stills::Pattern(pattern.to_owned())),
+            _ => Source::File(path.to_owned()),
+        }
+    }
+
+    /// Whether frames arrive in real time (a camera or a stream), not from files.
     pub fn is_live(&self) -> bool {
-        !matches!(self, Source::File(_))
+        matches!(self, Source::Camera(_) | Source::Url(_))
     }
 
     fn is_still_image(&self) -> bool {
@@ -67,8 +88,11 @@ impl Source {
 pub struct Frame {
     /// 0 for the first frame read.
     pub index: u64,
-    /// Seconds: for files, the video's timestamp, or the frame's place at the file's rate where
-    /// the timestamps do not move forward; for live sources, since the capture began.
+    /// Seconds, increasing from one frame to the next, at no set rate: for video files, the
+    /// video's timestamp, or the frame's place at the file's rate where the timestamps do not
+    /// move forward; for a series of photos, the capture time after the first photo's, or
+    /// [`ORDER_INTERVAL_S`] a photo (seconds or minutes apart: nothing here assumes a video's
+    /// rate); for live sources, since the capture began.
     pub t: f64,
     /// The image, BGR.
     pub image: Mat,
@@ -95,6 +119,9 @@ pub enum CaptureError {
         /// OpenCV's error.
         error: opencv::Error,
     },
+    /// A series of photos could not be listed, or one of them read.
+    #[error(transparent)]
+    Stills(#[from] StillsError),
 }
 
 /// An open source.
@@ -115,6 +142,7 @@ enum Reader {
         last_t: f64,
     },
     Still(Option<Mat>),
+    Stills(stills::Reader),
 }
 
 /// A file stating more frames a second than this states no rate: raw streams without a
@@ -126,33 +154,18 @@ const ASSUMED_FPS: f64 = 30.0;
 impl Capture {
     /// Opens `source`.
     pub fn open(source: &Source) -> Result<Capture, CaptureError> {
-        let fail = || CaptureError::Open { from: source.clone() };
-        let reader = if source.is_still_image() {
-            let Source::File(path) = source else { unreachable!("still images are files") };
-            let image = imgcodecs::imread(path, imgcodecs::IMREAD_COLOR).map_err(|_| fail())?;
-            if image.empty() {
-                return Err(fail());
+        let reader = match source {
+            Source::Stills(stills) => Reader::Stills(stills::Reader::open(stills)?),
+            Source::File(path) if source.is_still_image() => {
+                let image = imgcodecs::imread(path, imgcodecs::IMREAD_COLOR).map_err(|_| CaptureError::Open { from: source.clone() })?;
+                if image.empty() {
+                    return Err(CaptureError::Open { from: source.clone() });
+                }
+                Reader::Still(Some(image))
             }
-            Reader::Still(Some(image))
-        } else {
-            let cap = match source {
-                Source::File(path) => videoio::VideoCapture::from_file(path, videoio::CAP_ANY),
-                Source::Camera(index) => videoio::VideoCapture::new(*index, videoio::CAP_ANY),
-                Source::Url(url) => videoio::VideoCapture::from_file(url, videoio::CAP_ANY),
-            }
-            .map_err(|_| fail())?;
-            if !cap.is_opened().map_err(|_| fail())? {
-                return Err(fail());
-            }
-            let stated = cap.get(videoio::CAP_PROP_FPS).unwrap_or(0.0);
-            let rate = (stated.is_finite() && (1.0..=MAX_FPS).contains(&stated)).then_some(stated);
-            if rate.is_none() && !source.is_live() {
-                tracing::warn!(
-                    "{source}: the file states no believable frame rate ({stated}); its frames are timed at {ASSUMED_FPS} a second \
-                     (put it in a container with its real rate to fix: ffmpeg -r RATE -i FILE -c copy OUT.mkv)"
-                );
-            }
-            Reader::Video { cap, rate, last_t: f64::NEG_INFINITY }
+            Source::File(path) => video(source, open_video(path))?,
+            Source::Camera(index) => video(source, videoio::VideoCapture::new(*index, videoio::CAP_ANY))?,
+            Source::Url(url) => video(source, open_video(url))?,
         };
         Ok(Capture { source: source.clone(), reader, index: 0, started: Instant::now(), paced: false })
     }
@@ -174,6 +187,10 @@ impl Capture {
         let (image, t) = match &mut self.reader {
             Reader::Still(image) => match image.take() {
                 Some(image) => (image, 0.0),
+                None => return Ok(None),
+            },
+            Reader::Stills(photos) => match photos.next(index) {
+                Some(photo) => photo?,
                 None => return Ok(None),
             },
             Reader::Video { cap, rate, last_t } => {
@@ -207,6 +224,34 @@ impl Capture {
         self.index += 1;
         Ok(Some(Frame { index, t, image, at: Instant::now() }))
     }
+}
+
+/// Opens a video file or a stream URL with OpenCV's FFmpeg backend, where it has one, else with
+/// the first backend that reads it. Only FFmpeg is tried where it is there: GStreamer, which
+/// OpenCV would try after it, cannot read what FFmpeg could not, and says so on the terminal
+/// in assertions of its own (and again each second a stream is reconnected).
+pub fn open_video(path: impl AsRef<std::ffi::OsStr>) -> opencv::Result<videoio::VideoCapture> {
+    let ffmpeg = videoio::has_backend(videoio::VideoCaptureAPIs::CAP_FFMPEG).unwrap_or(false);
+    videoio::VideoCapture::from_file(path, if ffmpeg { videoio::CAP_FFMPEG } else { videoio::CAP_ANY })
+}
+
+/// The reader of a video, camera or stream OpenCV `opened`, with the rate it states where that
+/// is believable.
+fn video(source: &Source, opened: opencv::Result<videoio::VideoCapture>) -> Result<Reader, CaptureError> {
+    let fail = || CaptureError::Open { from: source.clone() };
+    let cap = opened.map_err(|_| fail())?;
+    if !cap.is_opened().map_err(|_| fail())? {
+        return Err(fail());
+    }
+    let stated = cap.get(videoio::CAP_PROP_FPS).unwrap_or(0.0);
+    let rate = (stated.is_finite() && (1.0..=MAX_FPS).contains(&stated)).then_some(stated);
+    if rate.is_none() && !source.is_live() {
+        tracing::warn!(
+            "{source}: the file states no believable frame rate ({stated}); its frames are timed at {ASSUMED_FPS} a second \
+             (put it in a container with its real rate to fix: ffmpeg -r RATE -i FILE -c copy OUT.mkv)"
+        );
+    }
+    Ok(Reader::Video { cap, rate, last_t: f64::NEG_INFINITY })
 }
 
 /// What happens when the pipeline falls behind the source.
@@ -249,6 +294,8 @@ pub fn spawn(mut capture: Capture, policy: Policy, capacity: usize) -> Running {
                 let frame = match capture.next_frame() {
                     Ok(Some(frame)) => frame,
                     Ok(None) if !capture.source().is_live() => return Ok(()),
+                    // A file does not come back: its error ends the capture, at its frame.
+                    Err(e) if !capture.source().is_live() => return Err(e),
                     result => {
                         if let Err(e) = result {
                             tracing::warn!("{e}; reconnecting");
@@ -319,6 +366,44 @@ mod tests {
         assert_eq!("0".parse::<Source>().unwrap(), Source::Camera(0));
         assert_eq!("rtsp://cam/1".parse::<Source>().unwrap(), Source::Url("rtsp://cam/1".into()));
         assert_eq!("game.mp4".parse::<Source>().unwrap(), Source::File("game.mp4".into()));
+    }
+
+    #[test]
+    fn folders_and_globs_are_series_of_photos() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().to_str().unwrap();
+        assert_eq!(folder.parse::<Source>().unwrap(), Source::Stills(Stills::Folder(dir.path().into())));
+        let pattern = format!("{folder}/img?.jpg");
+        assert_eq!(pattern.parse::<Source>().unwrap(), Source::Stills(Stills::Pattern(pattern.clone())));
+        assert_eq!("game/[0-9]*.png".parse::<Source>().unwrap(), Source::Stills(Stills::Pattern("game/[0-9]*.png".into())));
+        // A file whose name holds a glob's character is that file.
+        let odd = dir.path().join("round[1].mp4");
+        std::fs::write(&odd, b"").unwrap();
+        assert_eq!(odd.to_str().unwrap().parse::<Source>().unwrap(), Source::File(odd.clone()));
+        assert!(!Source::Stills(Stills::Folder(dir.path().into())).is_live());
+    }
+
+    #[test]
+    fn a_photo_that_cannot_be_read_ends_the_capture_at_its_frame() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["1.png", "2.png"] {
+            image::RgbImage::new(8, 8).save(dir.path().join(name)).unwrap();
+        }
+        std::fs::write(dir.path().join("3.png"), b"a note, not a photo").unwrap();
+        let source = Source::Stills(Stills::Folder(dir.path().into()));
+        let running = spawn(Capture::open(&source).unwrap(), Policy::Block, 2);
+        let frames: Vec<(u64, f64)> = running.frames.iter().map(|f| (f.index, f.t)).collect();
+        assert_eq!(frames, [(0, 0.0), (1, ORDER_INTERVAL_S)]);
+        let err = running.thread.join().unwrap().unwrap_err();
+        assert!(matches!(err, CaptureError::Stills(StillsError::Decode { frame: 2, .. })), "{err}");
+        assert!(err.to_string().contains("3.png, frame 2: not a photo"), "{err}");
+    }
+
+    #[test]
+    fn an_empty_folder_cannot_be_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = Capture::open(&Source::Stills(Stills::Folder(dir.path().into()))).err().expect("no photos");
+        assert!(err.to_string().starts_with(&format!("{}: no photos", dir.path().display())), "{err}");
     }
 
     #[test]

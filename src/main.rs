@@ -32,10 +32,8 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
         .init();
-    // OpenCV's own warnings (GStreamer trying a file FFmpeg could not open, and so on) repeat
-    // what touchmove's errors say; RUST_LOG=debug shows them.
-    if !tracing::enabled!(tracing::Level::DEBUG) {
-        let _ = opencv::core::set_log_level(opencv::core::LogLevel::LOG_LEVEL_ERROR);
+    if !tracing::enabled!(target: "opencv", tracing::Level::DEBUG) {
+        quiet_opencv();
     }
     let cli = Cli::parse();
     let status = match cli.command {
@@ -49,4 +47,21 @@ fn main() -> ExitCode {
         Command::EvalPhotos(args) => cmd::eval_photos::run(&args, &mut std::io::stdout().lock()),
     };
     status.report()
+}
+
+/// Keeps what OpenCV and FFmpeg beneath it print (`[mov,mp4,m4a,3gp,3g2,mj2 @ 0x...] moov atom
+/// not found`, OpenCV's warnings) off the terminal: touchmove's own errors say what was wrong.
+/// RUST_LOG=debug, or a target such as RUST_LOG=opencv=debug, lets them through; a variable the
+/// user set is left as it is. (GStreamer is kept quiet by not being tried: see
+/// `capture::open_video`.)
+fn quiet_opencv() {
+    // AV_LOG_QUIET: OpenCV passes it to FFmpeg the first time it opens a video.
+    if std::env::var_os("OPENCV_FFMPEG_LOGLEVEL").is_none() {
+        // SAFETY: called from `main` before any other thread exists (the tracing subscriber
+        // starts none, and nothing else has run), so nothing reads the environment meanwhile.
+        unsafe { std::env::set_var("OPENCV_FFMPEG_LOGLEVEL", "-8") };
+    }
+    if std::env::var_os("OPENCV_LOG_LEVEL").is_none() {
+        let _ = opencv::core::set_log_level(opencv::core::LogLevel::LOG_LEVEL_SILENT);
+    }
 }

@@ -1,7 +1,7 @@
 //! `touchmove calibrate`: locate the board once and save where it is, which way round, and the
 //! homography, as `calibration/NAME.json`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use opencv::core::Vector;
 use opencv::imgcodecs;
@@ -9,12 +9,12 @@ use opencv::prelude::MatTraitConst;
 
 use super::Exit;
 use crate::board::{self, Calibration, Found, Layout, Px, WhiteEdge};
-use crate::capture::{Capture, Source};
+use crate::capture::{Capture, Source, Stills};
 
 /// Arguments of `touchmove calibrate`.
 #[derive(Debug, clap::Args)]
 #[command(
-    about = "Locate the board in a video, camera, stream or photo and save the calibration",
+    about = "Locate the board in a video, camera, stream, photo or folder of photos and save the calibration",
     long_about = "Finds the playing area in the first frames of SOURCE (an empty board or any position, \
 no hands over it), works out which edge White sits at, and writes calibration/NAME.json: the \
 corners a8, h8, h1, a1 in pixels, the homography to the top-down board, the image size, White's \
@@ -23,10 +23,11 @@ The corners are found automatically unless --corners gives them; White's edge is
 start position's colours unless --white gives it (or --corners, whose order fixes it).\n\n\
 Exit codes: 0 saved, 1 no board found or the file could not be written, 2 bad arguments or a \
 source that cannot be read.",
-    after_help = "Examples:\n  touchmove calibrate ../shared/data/webcam-boards/emptyBoard001.avi --white left --name club-board-3\n  touchmove calibrate 0 --corners 132,89,492,90,497,451,122,462 --name camera0"
+    after_help = "Examples:\n  touchmove calibrate ../shared/data/webcam-boards/emptyBoard001.avi --white left --name club-board-3\n  touchmove calibrate 0 --corners 132,89,492,90,497,451,122,462 --name camera0\n  touchmove calibrate 'game/*.jpg' --name game    (photos, in name order; quote the glob)"
 )]
 pub struct Args {
-    /// A video file, a photo, a camera index (0, 1, ...) or a stream URL.
+    /// A video file, a photo, a folder of photos or a quoted glob ('game/*.jpg'), a camera
+    /// index (0, 1, ...) or a stream URL.
     #[arg(value_name = "SOURCE")]
     pub source: String,
     /// The playing area's corners a8, h8, h1, a1 in pixels: x,y,x,y,x,y,x,y.
@@ -115,6 +116,8 @@ pub fn run(args: &Args) -> Exit {
         Source::File(p) => p.file_stem().map_or("board".into(), |s| s.to_string_lossy().into_owned()),
         Source::Camera(i) => format!("camera{i}"),
         Source::Url(_) => "stream".into(),
+        Source::Stills(Stills::Folder(p)) => p.file_name().map_or("board".into(), |s| s.to_string_lossy().into_owned()),
+        Source::Stills(Stills::Pattern(p)) => Path::new(p).parent().and_then(Path::file_name).map_or("board".into(), |s| s.to_string_lossy().into_owned()),
     });
     let path = args.dir.join(format!("{name}.json"));
     if let Err(e) = cal.save(&path) {

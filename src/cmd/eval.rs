@@ -9,12 +9,12 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use opencv::prelude::VideoCaptureTraitConst;
-use opencv::videoio::{self, VideoCapture};
+use opencv::videoio;
 use shakmaty::{CastlingMode, Chess};
 
 use super::Exit;
 use crate::board::{Calibration, Found, Px, WhiteEdge};
-use crate::capture::Source;
+use crate::capture::{Source, open_video};
 use crate::eval::labels::{CalibrationSource, Labels};
 use crate::pipeline::{self, Config};
 use crate::rules;
@@ -179,7 +179,7 @@ fn analyse(labels: &Labels, dir: &Path, out: &Path, model: &Path) -> Result<Pred
 
 /// Width and height of a video's frames.
 fn image_size(video: &Path) -> Result<[u32; 2], String> {
-    let cap = VideoCapture::from_file(video, videoio::CAP_ANY).map_err(|e| format!("{}: {e}", video.display()))?;
+    let cap = open_video(video).map_err(|e| format!("{}: {e}", video.display()))?;
     let w = cap.get(videoio::CAP_PROP_FRAME_WIDTH).unwrap_or(0.0);
     let h = cap.get(videoio::CAP_PROP_FRAME_HEIGHT).unwrap_or(0.0);
     if w < 1.0 || h < 1.0 {

@@ -9,8 +9,9 @@ use crate::pipeline;
 #[derive(Debug, clap::Args)]
 #[command(
     about = "Watch a live camera or stream: rulings as they happen, a PGN a broadcast can poll",
-    long_about = "Runs the monitor in real time on a camera (0, 1, ...), a stream URL (RTSP, HTTP) or a file played \
-as if live. Rulings and moves are printed on stdout as JSON Lines the moment they are decided; game.pgn in \
+    long_about = "Runs the monitor in real time on a camera (0, 1, ...), a stream URL (RTSP, HTTP), or a file or a \
+series of photos (a folder, or a quoted glob such as 'game/*.jpg') played as if live, at the times they \
+were taken. Rulings and moves are printed on stdout as JSON Lines the moment they are decided; game.pgn in \
 --out is rewritten atomically after every move (a broadcast polls it), and shows a move as soon as it stands on \
 the board, marked \"not yet completed\" until the opponent's first touch completes it; the other outputs are those of \
 `analyse`. When detection falls behind, the oldest frames are dropped and counted; a camera that drops out is \
@@ -21,8 +22,8 @@ Exit codes: 0 stopped, 1 a failure while running, 2 bad arguments or a source th
                   --event \"Club Championship\" --round 5.1 --white \"Doe, Jane\" --black \"Roe, Rick\""
 )]
 pub struct Args {
-    /// Camera index, stream URL or file.
-    #[arg(long, value_name = "0|URL|FILE")]
+    /// Camera index, stream URL, file, or a folder of photos or a quoted glob ('game/*.jpg').
+    #[arg(long, value_name = "0|URL|FILE|FOLDER|'GLOB'")]
     pub source: String,
     /// The outputs.
     #[command(flatten)]

@@ -79,8 +79,9 @@ impl GameArgs {
             declarations,
             threads: self.threads,
             gate: !self.every_frame,
-            // A file watched live is played at its own frame rate, as a camera would deliver it.
-            paced: live && matches!(source, Source::File(_)),
+            // A file or a series of photos watched live is played at its own times, as a camera
+            // would deliver it.
+            paced: live && !source.is_live(),
             echo: live,
             start_auto: auto,
             ..Config::offline(source, calibration, self.model.clone(), start, out)
