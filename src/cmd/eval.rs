@@ -32,21 +32,24 @@ wrote (--predictions), and scores what it predicted for each labelled clip (fixt
 against its labels: physical events (precision and recall per kind), the move sequence (exact match, first \
 divergence, timing against the labelled windows), hands per move, rulings (precision and recall per article, \
 and false accusations on their own line), per-frame squares, boards and hands, and speed. Prints the report as \
-Markdown: a table per clip and the total, each score with what it was computed from.\n\n\
+Markdown: a table per clip, per folder where the clips lie in more than one, and the total, each score with \
+what it was computed from. A clip is named by its path under the folder given (clips/touch-own-4.3.1 in \
+`touchmove eval fixtures/`); its outputs go to a subdirectory of that name.\n\n\
 Exit codes: 0 scored (and every threshold met), 1 a threshold not met or an output not written, 2 bad input \
 (the message names the file, line and field).",
-    after_help = "Examples:\n  touchmove eval fixtures/clips --thresholds fixtures/eval-thresholds.json --plots eval-plots\n  touchmove eval fixtures/clips --predictions out/ --json eval.json"
+    after_help = "Examples:\n  touchmove eval fixtures/clips --thresholds fixtures/eval-thresholds.json --plots eval-plots\n  touchmove eval fixtures/ --out out/eval\n  touchmove eval fixtures/clips --predictions out/ --json eval.json"
 )]
 pub struct Args {
     /// Labelled clips: a directory with a `labels.json`, or a directory searched for them.
     #[arg(value_name = "CLIP_OR_DIR", required = true)]
     pub clips: Vec<PathBuf>,
-    /// Score an earlier run instead of running the pipeline: one subdirectory per clip name,
-    /// holding `events.jsonl`, `rulings.jsonl`, `track.jsonl` and `summary.json` (as
-    /// `touchmove analyse --out` writes).
+    /// Score an earlier run instead of running the pipeline: one subdirectory per clip, named
+    /// by the clip's path under the folder given, holding `events.jsonl`, `rulings.jsonl`,
+    /// `track.jsonl` and `summary.json` (as `touchmove analyse --out` writes).
     #[arg(long, value_name = "DIR", conflicts_with = "out")]
     pub predictions: Option<PathBuf>,
-    /// Where the pipeline's outputs go, one subdirectory per clip (default: a temporary folder).
+    /// Where the pipeline's outputs go, one subdirectory per clip, named as with --predictions
+    /// (default: a temporary folder).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// The board model (ONNX).
@@ -121,7 +124,7 @@ pub fn run(args: &Args, out: &mut impl Write) -> Exit {
             {
                 return Exit::Failed(format!("{}: cannot create: {e}", parent.display()));
             }
-            if let Err(e) = plot::timeline(&labels, &predicted, tol, &png) {
+            if let Err(e) = plot::timeline(name, &labels, &predicted, tol, &png) {
                 return Exit::Failed(format!("cannot draw the timeline: {e}"));
             }
         }
