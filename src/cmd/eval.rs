@@ -32,21 +32,24 @@ wrote (--predictions), and scores what it predicted for each labelled clip (fixt
 against its labels: physical events (precision and recall per kind), the move sequence (exact match, first \
 divergence, timing against the labelled windows), hands per move, rulings (precision and recall per article, \
 and false accusations on their own line), per-frame squares, boards and hands, and speed. Prints the report as \
-Markdown: a table per clip and the total, each score with what it was computed from.\n\n\
+Markdown: a table per clip, per folder where the clips lie in more than one, and the total, each score with \
+what it was computed from. A clip is named by its path under the folder given (clips/touch-own-4.3.1 in \
+`touchmove eval fixtures/`); its outputs go to a subdirectory of that name.\n\n\
 Exit codes: 0 scored (and every threshold met), 1 a threshold not met or an output not written, 2 bad input \
 (the message names the file, line and field).",
-    after_help = "Examples:\n  touchmove eval fixtures/clips --thresholds fixtures/eval-thresholds.json --plots eval-plots\n  touchmove eval fixtures/clips --predictions out/ --json eval.json"
+    after_help = "Examples:\n  touchmove eval fixtures/clips --thresholds fixtures/eval-thresholds.json --plots eval-plots\n  touchmove eval fixtures/ --out out/eval\n  touchmove eval fixtures/clips --predictions out/ --json eval.json"
 )]
 pub struct Args {
     /// Labelled clips: a directory with a `labels.json`, or a directory searched for them.
     #[arg(value_name = "CLIP_OR_DIR", required = true)]
     pub clips: Vec<PathBuf>,
-    /// Score an earlier run instead of running the pipeline: one subdirectory per clip name,
-    /// holding `events.jsonl`, `rulings.jsonl`, `track.jsonl` and `summary.json` (as
-    /// `touchmove analyse --out` writes).
+    /// Score an earlier run instead of running the pipeline: one subdirectory per clip, named
+    /// by the clip's path under the folder given, holding `events.jsonl`, `rulings.jsonl`,
+    /// `track.jsonl` and `summary.json` (as `touchmove analyse --out` writes).
     #[arg(long, value_name = "DIR", conflicts_with = "out")]
     pub predictions: Option<PathBuf>,
-    /// Where the pipeline's outputs go, one subdirectory per clip (default: a temporary folder).
+    /// Where the pipeline's outputs go, one subdirectory per clip, named as with --predictions
+    /// (default: a temporary folder).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// The board model (ONNX).
@@ -82,8 +85,8 @@ pub fn run(args: &Args, out: &mut impl Write) -> Exit {
         Ok(t) => t,
         Err(e) => return Exit::BadInput(e),
     };
-    let dirs = match find_clips(&args.clips) {
-        Ok(dirs) => dirs,
+    let found = match find_named_clips(&args.clips) {
+        Ok(found) => found,
         Err(e) => return Exit::BadInput(e),
     };
     if let Some(dir) = &args.plots
@@ -93,22 +96,19 @@ pub fn run(args: &Args, out: &mut impl Write) -> Exit {
     }
     let out_root = args.out.clone().unwrap_or_else(|| std::env::temp_dir().join(format!("touchmove-eval-{}", std::process::id())));
     let mut clips: Vec<ClipReport> = Vec::new();
-    for dir in &dirs {
+    for FoundClip { dir, name } in &found {
         let labels = match Labels::load(dir) {
             Ok(l) => l,
             Err(e) => return Exit::BadInput(e),
         };
-        if let Some(other) = clips.iter().find(|c| c.name == labels.name) {
-            return Exit::BadInput(format!("{}: a second clip named {:?} (its predictions would be {}'s)", dir.display(), labels.name, other.video));
-        }
         let (pred_dir, predicted) = match &args.predictions {
             Some(root) => {
-                let dir = root.join(&labels.name);
+                let dir = root.join(name);
                 (dir.clone(), predictions(&dir))
             }
             None => {
-                match analyse(&labels, dir, &out_root.join(&labels.name), &args.model) {
-                    Ok(p) => (out_root.join(&labels.name), Ok(p)),
+                match analyse(&labels, dir, &out_root.join(name), &args.model) {
+                    Ok(p) => (out_root.join(name), Ok(p)),
                     Err(e) => return Exit::Failed(e),
                 }
             }
@@ -117,13 +117,19 @@ pub fn run(args: &Args, out: &mut impl Write) -> Exit {
             Ok(p) => p,
             Err(e) => return Exit::BadInput(e),
         };
-        if let Some(plots) = &args.plots
-            && let Err(e) = plot::timeline(&labels, &predicted, tol, &plots.join(format!("{}.png", labels.name)))
-        {
-            return Exit::Failed(format!("cannot draw the timeline: {e}"));
+        if let Some(plots) = &args.plots {
+            let png = plots.join(format!("{name}.png"));
+            if let Some(parent) = png.parent()
+                && let Err(e) = std::fs::create_dir_all(parent)
+            {
+                return Exit::Failed(format!("{}: cannot create: {e}", parent.display()));
+            }
+            if let Err(e) = plot::timeline(name, &labels, &predicted, tol, &png) {
+                return Exit::Failed(format!("cannot draw the timeline: {e}"));
+            }
         }
         clips.push(ClipReport {
-            name: labels.name.clone(),
+            name: name.clone(),
             labels_format: labels.format.as_str(),
             video: labels.video.display().to_string(),
             predictions: pred_dir.display().to_string(),
@@ -196,23 +202,68 @@ fn predictions(dir: &Path) -> Result<Predicted, String> {
     Predicted::load(dir)
 }
 
+/// A labelled clip found by [`find_named_clips`]: its directory, and the name its predictions
+/// and its section of the report go by.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FoundClip {
+    /// The clip's directory (it holds `labels.json`).
+    pub dir: PathBuf,
+    /// Its path under the directory it was found in, `/` between the parts (`clips/touch-own`),
+    /// or its directory's name where it was given itself.
+    pub name: String,
+}
+
 /// The labelled clip directories named by `paths`: each path is a clip (it holds `labels.json`)
 /// or a directory searched for clips at any depth. Sorted, each once.
 pub fn find_clips(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
-    let mut found = Vec::new();
+    Ok(find_named_clips(paths)?.into_iter().map(|c| c.dir).collect())
+}
+
+/// The labelled clips named by `paths` (as [`find_clips`]), each named by its path under the path
+/// it was found in, so that `fixtures/` holds `clips/adjust-declared` and
+/// `variants/adjust-declared`. Sorted by directory, each once; two clips of one name (the same
+/// clip name under two paths given) are an error, since their predictions would share a folder.
+pub fn find_named_clips(paths: &[PathBuf]) -> Result<Vec<FoundClip>, String> {
+    let mut found: Vec<FoundClip> = Vec::new();
     for path in paths {
         if !path.is_dir() {
             return Err(format!("{}: not a directory", path.display()));
         }
-        let before = found.len();
-        walk(path, &mut found)?;
-        if found.len() == before {
+        let mut dirs = Vec::new();
+        walk(path, &mut dirs)?;
+        if dirs.is_empty() {
             return Err(format!("{}: no labelled clip (no labels.json) in it", path.display()));
         }
+        for dir in dirs {
+            if found.iter().any(|c| c.dir == dir) {
+                continue;
+            }
+            let name = clip_name(path, &dir)?;
+            if let Some(other) = found.iter().find(|c| c.name == name) {
+                return Err(format!(
+                    "{} and {} are both named {name:?} (their predictions would share a folder): give the folder that holds both",
+                    other.dir.display(),
+                    dir.display()
+                ));
+            }
+            found.push(FoundClip { dir, name });
+        }
     }
-    found.sort();
-    found.dedup();
+    found.sort_by(|a, b| a.dir.cmp(&b.dir));
     Ok(found)
+}
+
+/// The name of the clip in `dir`, found under `root`: its path under `root`, or, where `root` is
+/// the clip itself, its directory's name.
+fn clip_name(root: &Path, dir: &Path) -> Result<String, String> {
+    let utf8 = |p: &Path| p.to_str().map(str::to_owned).ok_or_else(|| format!("{}: a clip directory needs a UTF-8 name", dir.display()));
+    let under = dir.strip_prefix(root).unwrap_or(dir);
+    let parts: Vec<String> = under.components().map(|c| utf8(Path::new(c.as_os_str()))).collect::<Result<_, _>>()?;
+    if !parts.is_empty() {
+        return Ok(parts.join("/"));
+    }
+    let own = dir.canonicalize().map_err(|e| format!("{}: {e}", dir.display()))?;
+    own.file_name().map(|n| utf8(Path::new(n))).unwrap_or_else(|| Err(format!("{}: a clip directory needs a name", dir.display())))
 }
 
 fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> Result<(), String> {
@@ -233,4 +284,40 @@ fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A clip directory (a `labels.json` holding an object) at `root/rel`.
+    fn clip(root: &Path, rel: &str) {
+        let dir = root.join(rel);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("labels.json"), "{}").unwrap();
+    }
+
+    #[test]
+    fn clips_are_named_by_their_path_under_the_folder_given() {
+        let scratch = tempfile::Builder::new().prefix("touchmove-find-").tempdir().unwrap();
+        let root = scratch.path();
+        clip(root, "clips/adjust-declared");
+        clip(root, "variants/adjust-declared");
+        clip(root, "real/game/board-3");
+        // A folder of labelled photos is no clip.
+        std::fs::create_dir_all(root.join("photos")).unwrap();
+        std::fs::write(root.join("photos/labels.json"), "[]").unwrap();
+
+        let names = |paths: &[PathBuf]| find_named_clips(paths).map(|found| found.into_iter().map(|c| c.name).collect::<Vec<_>>());
+        assert_eq!(names(&[root.to_path_buf()]).unwrap(), ["clips/adjust-declared", "real/game/board-3", "variants/adjust-declared"]);
+        // A folder of clips names them as before; a clip given itself goes by its own name.
+        assert_eq!(names(&[root.join("clips")]).unwrap(), ["adjust-declared"]);
+        assert_eq!(names(&[root.join("real/game/board-3"), root.join("clips")]).unwrap(), ["adjust-declared", "board-3"]);
+        // The same clip reached twice is one clip.
+        assert_eq!(names(&[root.to_path_buf(), root.join("clips")]).unwrap(), ["clips/adjust-declared", "real/game/board-3", "variants/adjust-declared"]);
+        // Two clips that would share a predictions folder are refused, naming both.
+        let err = names(&[root.join("clips"), root.join("variants")]).unwrap_err();
+        assert!(err.contains("both named \"adjust-declared\"") && err.contains("variants"), "{err}");
+        assert_eq!(find_clips(&[root.join("clips")]).unwrap(), [root.join("clips/adjust-declared")]);
+    }
 }

@@ -94,7 +94,8 @@ impl Format {
 /// Everything `eval` knows about a labelled clip; each `None` is something not labelled.
 #[derive(Clone, Debug)]
 pub struct Labels {
-    /// The clip's name: its directory's name, which is also the predictions' subdirectory.
+    /// The clip's directory's name (`touchmove eval` names a clip by its path under the folder
+    /// it was given: `cmd::eval::find_named_clips`).
     pub name: String,
     /// The format of its `labels.json`.
     pub format: Format,

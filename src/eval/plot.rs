@@ -57,8 +57,8 @@ fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
 
-/// Draws the timeline of one clip to `path`.
-pub fn timeline(labels: &Labels, predicted: &Predicted, tol: Tolerances, path: &Path) -> Result<(), String> {
+/// Draws the timeline of the clip `name` to `path`.
+pub fn timeline(name: &str, labels: &Labels, predicted: &Predicted, tol: Tolerances, path: &Path) -> Result<(), String> {
     font()?;
     let at = |e: String| format!("{}: {e}", path.display());
     let height = (lane_top(8) + 30) as u32;
@@ -77,7 +77,7 @@ pub fn timeline(labels: &Labels, predicted: &Predicted, tol: Tolerances, path: &
     let draw = |e: &dyn Fn() -> Result<(), String>| e().map_err(at);
 
     draw(&|| {
-        root.draw(&Text::new(format!("{}   (labels above, predictions below)", labels.name), (8, 8), text(14))).map_err(err)?;
+        root.draw(&Text::new(format!("{name}   (labels above, predictions below)"), (8, 8), text(14))).map_err(err)?;
         let names = ["hands", "events", "moves", "rulings"];
         for i in 0..8 {
             let top = lane_top(i);

@@ -11,7 +11,8 @@ use super::{ClipScores, Tolerances};
 /// One clip's scores with what identifies them.
 #[derive(Clone, Debug)]
 pub struct ClipReport {
-    /// The clip's name.
+    /// The clip's name: its path under the folder given (`clips/touch-own-4.3.1`), `/` between
+    /// the parts.
     pub name: String,
     /// The labels' format.
     pub labels_format: &'static str,
@@ -130,6 +131,30 @@ impl Totals {
     }
 }
 
+/// The folder a clip's name puts it in (`clips` for `clips/touch-own-4.3.1`), `.` for a clip
+/// at the top.
+fn folder(name: &str) -> &str {
+    name.rsplit_once('/').map_or(".", |(folder, _)| folder)
+}
+
+/// The clips' totals per folder, in the order the folders first appear; empty where every clip
+/// lies in one folder (the total says it all).
+pub fn per_folder(clips: &[ClipReport]) -> Vec<(String, Totals)> {
+    let mut folders: Vec<(String, Totals)> = Vec::new();
+    for c in clips {
+        let f = folder(&c.name);
+        match folders.iter_mut().find(|(name, _)| name == f) {
+            Some((_, totals)) => totals.add(&c.scores),
+            None => {
+                let mut totals = Totals::default();
+                totals.add(&c.scores);
+                folders.push((f.to_string(), totals));
+            }
+        }
+    }
+    if folders.len() < 2 { Vec::new() } else { folders }
+}
+
 /// A score, its value (`None`: nothing to compute it from) and what it was computed from.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Metric {
@@ -196,7 +221,7 @@ fn metrics_json(metrics: &[Metric]) -> Value {
     Value::Object(metrics.iter().map(|m| (m.name.clone(), json!({"value": value_json(m.value), "from": m.from}))).collect())
 }
 
-/// The report as JSON.
+/// The report as JSON; `folders` only where the clips lie in more than one folder.
 pub fn to_json(clips: &[ClipReport], tol: Tolerances, gate: Option<&[String]>) -> Value {
     let clip_values: Vec<Value> = clips
         .iter()
@@ -215,13 +240,18 @@ pub fn to_json(clips: &[ClipReport], tol: Tolerances, gate: Option<&[String]>) -
         })
         .collect();
     let totals = Totals::of(clips);
-    json!({
+    let mut report = json!({
         "format": "touchmove-eval-report/1",
         "tolerances": {"event_frames": tol.frames, "seconds": tol.seconds, "note": tolerance_note(tol)},
         "clips": clip_values,
         "total": {"clips": totals.clips, "metrics": metrics_json(&totals.metrics(tol))},
         "thresholds": gate.map(|failures| json!({"passed": failures.is_empty(), "failures": failures})),
-    })
+    });
+    let folders = per_folder(clips);
+    if !folders.is_empty() {
+        report["folders"] = folders.iter().map(|(f, t)| json!({"folder": f, "clips": t.clips, "metrics": metrics_json(&t.metrics(tol))})).collect();
+    }
+    report
 }
 
 fn shown(v: Option<f64>) -> String {
@@ -240,7 +270,8 @@ fn table(md: &mut String, metrics: &[Metric]) {
     md.push('\n');
 }
 
-/// The report as Markdown: the tolerances, a table per clip, and the total.
+/// The report as Markdown: the tolerances, a table per clip, per folder where the clips lie in
+/// more than one, and the total.
 pub fn to_markdown(clips: &[ClipReport], tol: Tolerances, gate: Option<&[String]>) -> String {
     let mut md = String::from("# touchmove eval\n\n");
     let _ = writeln!(md, "{}\n", tolerance_note(tol));
@@ -257,6 +288,10 @@ pub fn to_markdown(clips: &[ClipReport], tol: Tolerances, gate: Option<&[String]
         let mut one = Totals::default();
         one.add(&c.scores);
         table(&mut md, &one.metrics(tol));
+    }
+    for (f, t) in per_folder(clips) {
+        let _ = writeln!(md, "## Folder {f} ({} clips)\n", t.clips);
+        table(&mut md, &t.metrics(tol));
     }
     let totals = Totals::of(clips);
     let _ = writeln!(md, "## Total ({} clips)\n", totals.clips);
@@ -329,5 +364,24 @@ mod tests {
         assert_eq!(js["total"]["metrics"]["rulings.false_accusations"]["value"], json!(1.0));
         assert_eq!(js["clips"][0]["metrics"]["events.recall"]["from"], json!("1 of 2 labelled events found"));
         assert_eq!(js["thresholds"], Value::Null);
+    }
+
+    #[test]
+    fn clips_in_several_folders_are_reported_per_folder_and_in_total() {
+        let tol = Tolerances { frames: 5, seconds: 1.0 };
+        let clips = [clip("clips/a", 1, 0, 0, 0), clip("clips/b", 1, 0, 0, 0), clip("variants/a", 0, 1, 0, 1)];
+        let folders = per_folder(&clips);
+        let names: Vec<(&str, usize)> = folders.iter().map(|(f, t)| (f.as_str(), t.clips)).collect();
+        assert_eq!(names, [("clips", 2), ("variants", 1)]);
+        assert_eq!(value(&folders[1].1.metrics(tol), "rulings.false_accusations"), Some(1.0));
+        let md = to_markdown(&clips, tol, None);
+        assert!(md.contains("## clips/a") && md.contains("## Folder clips (2 clips)") && md.contains("## Folder variants (1 clips)") && md.contains("## Total (3 clips)"), "{md}");
+        let js = to_json(&clips, tol, None);
+        assert_eq!(js["folders"][0]["folder"], json!("clips"));
+        assert_eq!(js["folders"][1]["metrics"]["events.recall"]["value"], json!(0.0));
+        // One folder (the CI gate's `eval fixtures/clips`): the report is as it always was.
+        let one = [clip("a", 1, 0, 0, 0), clip("b", 1, 0, 0, 0)];
+        assert!(per_folder(&one).is_empty() && !to_markdown(&one, tol, None).contains("## Folder"));
+        assert_eq!(to_json(&one, tol, None).get("folders"), None);
     }
 }

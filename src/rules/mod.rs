@@ -767,32 +767,65 @@ impl Engine {
             }
             return;
         }
-        match self.legal_result() {
-            Some(m) => self.complete_legal(t, how, m, out),
-            None => self.complete_unmade(t, how, out),
+        match (self.legal_result(), self.turn.made) {
+            (Some(m), _) => self.complete_made(t, how, Shown::Legal(m), out),
+            (None, Some(made)) => match self.moved_on(made.m) {
+                Some((role, from, to)) => self.complete_made(t, how, Shown::MovedOn { made, role, from, to }, out),
+                None => self.complete_unmade(t, how, out),
+            },
+            (None, None) => self.complete_unmade(t, how, out),
         }
     }
 
-    /// The board shows the legal move `m`.
-    fn complete_legal(&mut self, t: f64, how: Completion, m: Move, out: &mut Vec<Record>) {
+    /// The piece that the made move `made` released, moved on from where it was released to
+    /// another square, and nothing else changed since that move (a piece of the opponent's may
+    /// have been taken there): its role, the square it was released on and the one it stands on
+    /// now.
+    fn moved_on(&self, made: Move) -> Option<(Role, Square, Square)> {
+        let mut after = self.pos.clone();
+        after.play_unchecked(made);
+        let (then, now) = (after.board(), self.phys.board());
         let me = self.pos.turn();
-        let made = match self.turn.made {
-            Some(made) => made,
-            None => {
+        let from = (then.by_color(me) & !now.by_color(me)).single_square()?;
+        let to = (now.by_color(me) & !then.by_color(me)).single_square()?;
+        let piece = then.piece_at(from)?;
+        let released = differing(self.pos.board(), then).contains(from);
+        let only_it = differing(then, now) == shakmaty::Bitboard::from(from) | shakmaty::Bitboard::from(to);
+        (released && only_it && now.piece_at(to) == Some(piece)).then_some((piece.role, from, to))
+    }
+
+    /// A move was made, and the board shows `shown`: the move made, another legal move, or the
+    /// made move's piece moved on to a square no legal move reaches.
+    fn complete_made(&mut self, t: f64, how: Completion, shown: Shown, out: &mut Vec<Record>) {
+        let me = self.pos.turn();
+        let made = match (shown, self.turn.made) {
+            (Shown::MovedOn { made, .. }, _) | (Shown::Legal(_), Some(made)) => made,
+            (Shown::Legal(m), None) => {
                 let made = Made { m, t, evidence: Evidence { t, ev: "release", sq: Some(m.to()) }, doubt: None };
                 self.turn.made = Some(made);
                 self.judge_made(made, out);
                 made
             }
         };
-        if made.m != m {
-            let since = self.turn.deviated_at.unwrap_or(t);
+        // The move the game goes on with: the one on the board where it is legal (the engine
+        // follows play, and the ruling says what the Law requires); otherwise the released move
+        // stands (4.7), the piece taken as put back where it was released.
+        let m = match shown {
+            Shown::Legal(m) => m,
+            Shown::MovedOn { .. } => made.m,
+        };
+        let since = self.turn.deviated_at.unwrap_or(t);
+        let changed = match shown {
+            Shown::Legal(m) if m != made.m => Some(format!("changed it at {since:.1} s to {}", describe::san(&self.pos, m))),
+            Shown::Legal(_) => None,
+            Shown::MovedOn { role, from, to, .. } => Some(format!("at {since:.1} s moved the {} on from {from} to {to}", describe::role(role))),
+        };
+        if let Some(changed) = changed {
             let mut text = format!(
-                "{} made the move {} at {:.1} s and changed it at {since:.1} s to {}: under 4.7 a piece released as part of a legal move cannot be moved to another square, so the move is {}.",
+                "{} made the move {} at {:.1} s and {changed}: under 4.7 a piece released as part of a legal move cannot be moved to another square, so the move is {}.",
                 describe::side(me),
                 describe::san(&self.pos, made.m),
                 made.t,
-                describe::san(&self.pos, m),
                 describe::san(&self.pos, made.m)
             );
             let verdict = match made.doubt {
@@ -802,7 +835,11 @@ impl Engine {
                 }
                 None => Verdict::Violation,
             };
-            self.rule(t, verdict, Article::A4_7, me, vec![made.m], text, vec![made.evidence, Evidence { t: since, ev: "release", sq: None }], out);
+            let moved_to = match shown {
+                Shown::MovedOn { to, .. } => Some(to),
+                Shown::Legal(_) => None,
+            };
+            self.rule(t, verdict, Article::A4_7, me, vec![made.m], text, vec![made.evidence, Evidence { t: since, ev: "release", sq: moved_to }], out);
         }
         let counts = how != Completion::End || !self.opts.clock;
         if counts && self.sure_hands() >= 2 {
@@ -1080,6 +1117,15 @@ impl Engine {
             self.warn(t, "the input has clock presses, but --clock was not given: presses are ignored and moves complete at the opponent's first touch.".into(), out);
         }
     }
+}
+
+/// What the board shows when a move is completed (4.7).
+#[derive(Clone, Copy, Debug)]
+enum Shown {
+    /// A legal move from the position before it: the move made, another, or the first one made.
+    Legal(Move),
+    /// No legal move: the piece of the move `made`, released on `from`, moved on to `to`.
+    MovedOn { made: Made, role: Role, from: Square, to: Square },
 }
 
 /// What the mover left on the board when it is no legal move.
