@@ -92,6 +92,11 @@ pub struct Game {
 }
 
 impl Game {
+    /// How many moves (plies) the PGN shows: those recorded and the one standing.
+    pub fn plies(&self) -> usize {
+        self.moves.len() + usize::from(self.standing.is_some())
+    }
+
     /// The game's tags.
     pub fn tags(&self) -> &Tags {
         &self.tags

@@ -16,12 +16,14 @@ use crate::pipeline;
 #[command(
     about = "Analyse a recorded game: events, rulings, PGN and evidence",
     long_about = "Runs the whole monitor on a recording, frame by frame with nothing dropped: the board model \
-reads each frame (skipping frames where nothing moved), the tracker turns readings into touches, lifts, \
-releases and the hand that made each, and the rule engine rebuilds the game and rules on Article 4.\n\n\
+reads each frame (skipping frames where nothing moved), the game decoder reads the moves from the board with \
+the chess prior (a move is final once it has led for a second), the tracker reads the hands' touches, lifts \
+and releases against each move, and the rule engine rebuilds the game and rules on Article 4.\n\n\
 The recording is a video, or a series of photos: a folder, or a quoted glob such as 'game/*.jpg', read in \
 name order (img2 before img10), turned upright by their EXIF orientation, and timed by their EXIF capture \
-times (else one second apart). Moves are read from the hands seen making them: a camera taking two or more \
-stills a second suits; one still a move shows no hands, and gives no moves.\n\n\
+times (else one second apart). The game decoder reads the moves from the positions: one still a move is \
+enough (a whole move missed between two stills is read too); the hands, and so the Article 4 rulings, need \
+a video or a camera taking several stills a second.\n\n\
 Writes to --out: events.jsonl (the physical events, with frame numbers), rulings.jsonl (moves, rulings, \
 warnings, as `touchmove rules` prints them), track.jsonl (the board and hand count per analysed frame), \
 game.pgn (with the time each move was completed), evidence/ (a JPEG of the board at each ruling, the \

@@ -126,6 +126,8 @@ pub struct Summary {
     pub latencies: Vec<f64>,
     /// Peak resident memory of the process, MiB (Linux).
     pub peak_mib: Option<f64>,
+    /// Seconds the game decoder took, over all readings.
+    pub decoder_seconds: f64,
 }
 
 /// What can stop a run.
@@ -203,6 +205,8 @@ struct Outcome {
     /// The start position read from the board, on the first outcome, where it is not the one
     /// asked for.
     start: Option<Chess>,
+    /// Seconds the decoder took on this frame's reading.
+    decoding: f64,
 }
 
 /// Runs the pipeline until the source ends or `stop` is set; outputs go to `config.out` as
@@ -251,6 +255,7 @@ pub fn run(config: &Config, stop: Arc<AtomicBool>, progress: &mut dyn FnMut(&Pro
         summary.frames += u64::from(!outcome.end);
         summary.analysed += u64::from(outcome.reading.is_some());
         summary.video_seconds = outcome.t;
+        summary.decoder_seconds += outcome.decoding;
         if let Some(l) = outcome.latency {
             summary.latencies.push(l);
         }
@@ -359,8 +364,11 @@ fn decide(game: Game, readings: crossbeam_channel::Receiver<Analysed>, out: cros
         }
         let mut events = Vec::new();
         let mut decoded = Vec::new();
+        let mut decoding = 0.0;
         if let Some(reading) = &a.reading {
+            let started = Instant::now();
             decoder.push(reading, &mut decoded);
+            decoding = started.elapsed().as_secs_f64();
             tracker.expect(decoder.position().turn());
             tracker.push(&read::observe::corrected(reading, decoder.shown(), decoder.sure(SURE), cover_max), &mut events);
         }
@@ -394,6 +402,7 @@ fn decide(game: Game, readings: crossbeam_channel::Receiver<Analysed>, out: cros
             standing,
             latency,
             start,
+            decoding,
         };
         last = Some((a.t, a.index));
         if out.send(outcome).is_err() {
@@ -425,6 +434,7 @@ fn decide(game: Game, readings: crossbeam_channel::Receiver<Analysed>, out: cros
             standing: None,
             latency: None,
             start: None,
+            decoding: 0.0,
         });
     }
 }

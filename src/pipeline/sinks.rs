@@ -35,6 +35,9 @@ pub struct Progress {
     pub t: f64,
     /// Moves so far.
     pub moves: u64,
+    /// Moves the PGN shows: those completed and the one standing on the board (what a
+    /// broadcast shows).
+    pub plies: usize,
     /// Rulings so far.
     pub rulings: u64,
     /// Frames dropped (live).
@@ -190,7 +193,7 @@ impl Sinks {
     }
 
     pub(super) fn progress(&self, summary: &Summary, dropped: u64) -> super::Progress {
-        Progress { frames: summary.frames, t: summary.video_seconds, moves: summary.moves, rulings: summary.rulings, dropped, ruling: self.last_ruling.clone() }
+        Progress { frames: summary.frames, t: summary.video_seconds, moves: summary.moves, plies: self.game.plies(), rulings: summary.rulings, dropped, ruling: self.last_ruling.clone() }
     }
 
     pub(super) fn finish(&mut self, summary: &Summary) -> Result<(), PipelineError> {

@@ -322,8 +322,10 @@ impl Decoder {
                 }
             }
         }
-        let mut beam: Vec<Node> = next.into_values().collect();
-        beam.sort_by(|a, b| a.cost.total_cmp(&b.cost));
+        // Ties are broken by the key, so that a run is the same every time.
+        let mut beam: Vec<((u64, u64), Node)> = next.into_iter().collect();
+        beam.sort_by(|a, b| a.1.cost.total_cmp(&b.1.cost).then(a.0.cmp(&b.0)));
+        let mut beam: Vec<Node> = beam.into_iter().map(|(_, n)| n).collect();
         let best = beam[0].cost;
         beam.retain(|n| n.cost <= best + self.opts.margin);
         beam.truncate(self.opts.beam);
