@@ -159,20 +159,27 @@ pub fn run(args: &Args, out: &mut impl Write) -> Exit {
     }
 }
 
+/// Where the board of the labelled clip in `dir` is: its calibration file, or its labelled
+/// corners.
+pub fn calibration(labels: &Labels, dir: &Path) -> Result<Calibration, String> {
+    let video = &labels.video;
+    match &labels.calibration {
+        Some(CalibrationSource::File(path)) => Calibration::load(path).map_err(|e| e.to_string()),
+        Some(CalibrationSource::Corners(c)) => {
+            let size = image_size(video)?;
+            let corners = c.map(|[x, y]| Px { x, y });
+            Calibration::from_corners(video.display().to_string(), 0, size, corners, WhiteEdge::Bottom, Found::Given).map_err(|e| format!("{}: corners: {e}", dir.display()))
+        }
+        None => Err(format!("{}: no calibration or corners in the labels (finding the board in a clip is `touchmove calibrate`'s job: run it and name the file)", dir.display())),
+    }
+}
+
 /// Runs the pipeline on one labelled clip (in `dir`) into `out`, as `touchmove analyse` would,
 /// and reads back what it wrote. The clip's spoken declarations ("j'adoube", which no camera
 /// sees) are taken from its labelled `adjust` events, standing for an audio channel.
 fn analyse(labels: &Labels, dir: &Path, out: &Path, model: &Path) -> Result<Predicted, String> {
     let video = labels.video.clone();
-    let calibration = match &labels.calibration {
-        Some(CalibrationSource::File(path)) => Calibration::load(path).map_err(|e| e.to_string())?,
-        Some(CalibrationSource::Corners(c)) => {
-            let size = image_size(&video)?;
-            let corners = c.map(|[x, y]| Px { x, y });
-            Calibration::from_corners(video.display().to_string(), 0, size, corners, WhiteEdge::Bottom, Found::Given).map_err(|e| format!("{}: corners: {e}", dir.display()))?
-        }
-        None => return Err(format!("{}: no calibration or corners in the labels (finding the board in a clip is `touchmove calibrate`'s job: run it and name the file)", dir.display())),
-    };
+    let calibration = calibration(labels, dir)?;
     let start = labels.fen.clone().into_position::<Chess>(CastlingMode::Standard).map_err(|e| format!("{}: fen: {e}", dir.display()))?;
     let config = Config {
         rules: rules::Options { clock: false, declarations: true, ..rules::Options::default() },

@@ -354,8 +354,6 @@ fn decide(game: Game, readings: crossbeam_channel::Receiver<Analysed>, out: cros
     let mut reconciler = Reconciler::new(Engine::new(start, game.rules), game.declarations);
     let mut recent: std::collections::VecDeque<(f64, u64)> = std::collections::VecDeque::new();
     let mut last: Option<(f64, u64)> = None;
-    // The move the pieces show changes only when the engine takes in events.
-    let mut standing = None;
     let cover_max = track::Options::default().cover_max;
     for a in early.into_iter().chain(readings.iter()) {
         recent.push_back((a.t, a.index));
@@ -385,9 +383,6 @@ fn decide(game: Game, readings: crossbeam_channel::Receiver<Analysed>, out: cros
             tracker = Tracker::new(board, track::Options::default());
             tracker.expect(turn);
         }
-        if !settled.events.is_empty() {
-            standing = reconciler.engine().standing();
-        }
         let outcome = Outcome {
             end: false,
             index: a.index,
@@ -399,7 +394,7 @@ fn decide(game: Game, readings: crossbeam_channel::Receiver<Analysed>, out: cros
             events: framed(settled.events, &recent),
             records,
             position: reconciler.engine().position().clone(),
-            standing,
+            standing: reconciler.standing(),
             latency,
             start,
             decoding,

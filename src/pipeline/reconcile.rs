@@ -62,6 +62,12 @@ impl Reconciler {
         &self.engine
     }
 
+    /// The move the board shows made, for the PGN: the engine's, or else the decoder's next,
+    /// which the engine has not taken in yet (its events wait for the tracker).
+    pub fn standing(&self) -> Option<Move> {
+        self.engine.standing().or_else(|| self.moves.front().filter(|(m, _)| &m.before == self.engine.position() && !m.illegal).map(|(m, _)| m.mv))
+    }
+
     /// The engine, to finish it.
     pub fn engine_mut(&mut self) -> &mut Engine {
         &mut self.engine

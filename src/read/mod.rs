@@ -379,6 +379,7 @@ impl Decoder {
                 }
             }
             let conf = self.conf(&l.step);
+            tracing::debug!("{} goes out at {t:.2}s: begun {:.2}s, done {:.2}s, leading since {:.2}s", san(&l.step.before, l.step.mv), l.step.began, l.step.t, l.since);
             out.push(Decoded::Move(DecodedMove { mv: l.step.mv, before: l.step.before.clone(), illegal: l.step.illegal, began: l.step.began, t: l.step.t, conf }));
             self.out = Some(l.step.clone());
             sent += 1;
