@@ -6,8 +6,9 @@
 //! search (each parameter halved and doubled in turn, kept where it reads more plies) starts
 //! from the defaults and prints every trial.
 //!
-//! Fit on clips the figures are not reported on (`fixtures/variants`), then check on others:
-//! `cargo run --release --example fit_decoder -- fixtures/variants`
+//! Fit on clips the figures are not reported on (`fixtures/variants`), then check on others;
+//! `--score` only scores the defaults, naming each clip and regime not read exactly:
+//! `cargo run --release --example fit_decoder -- fixtures/variants [--score]`
 
 use std::path::{Path, PathBuf};
 
@@ -20,23 +21,36 @@ use touchmove::read::{Decoded, Decoder, Options};
 
 /// One labelled clip, read.
 struct Clip {
+    name: String,
     start: Chess,
     moves: Vec<String>,
     readings: Vec<Reading>,
 }
 
 fn main() {
-    let roots: Vec<PathBuf> = std::env::args().skip(1).map(PathBuf::from).collect();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let only_score = args.iter().any(|a| a == "--score");
+    let roots: Vec<PathBuf> = args.iter().filter(|a| *a != "--score").map(PathBuf::from).collect();
     let dirs = touchmove::cmd::eval::find_clips(&roots).expect("folders of labelled clips");
     let mut model = Model::load(Path::new(DEFAULT_MODEL), 2).expect("the board model");
     let started = std::time::Instant::now();
     let clips: Vec<Clip> = dirs.iter().map(|dir| read(dir, &mut model)).collect();
     eprintln!("{} clips read in {:.0} s", clips.len(), started.elapsed().as_secs_f64());
     let regimes = regimes(&clips);
-    let total: usize = regimes.iter().map(|(c, _)| c.moves.len()).sum();
+    let total: usize = regimes.iter().map(|(c, _, _)| c.moves.len()).sum();
     let mut best = Options::default();
     let mut best_score = score(&regimes, best);
     println!("defaults: {best_score} of {total} plies");
+    if only_score {
+        for (clip, regime, readings) in &regimes {
+            let read = decoded(clip, readings, best);
+            let right = read.iter().zip(&clip.moves).take_while(|(a, b)| a == b).count();
+            if right != clip.moves.len() {
+                println!("  {} ({regime}): {right} of {} plies, read {}", clip.name, clip.moves.len(), read.join(" "));
+            }
+        }
+        return;
+    }
     for pass in 0..2 {
         for (name, get, set) in PARAMS {
             for factor in [0.5, 2.0] {
@@ -60,7 +74,7 @@ type Getter = fn(&Options) -> f64;
 type Setter = fn(&mut Options, f64);
 
 /// The parameters searched.
-const PARAMS: [(&str, Getter, Setter); 10] = [
+const PARAMS: [(&str, Getter, Setter); 11] = [
     ("params.floor", |o| f64::from(o.params.floor), |o, v| o.params.floor = v as f32),
     ("params.type_weight", |o| f64::from(o.params.type_weight), |o, v| o.params.type_weight = v as f32),
     ("params.look_s", |o| o.params.look_s, |o, v| o.params.look_s = v),
@@ -71,6 +85,7 @@ const PARAMS: [(&str, Getter, Setter); 10] = [
     ("costs.illegal", |o| o.costs.illegal, |o, v| o.costs.illegal = v),
     ("costs.unheld", |o| o.costs.unheld, |o, v| o.costs.unheld = v),
     ("costs.underpromotion", |o| o.costs.underpromotion, |o, v| o.costs.underpromotion = v),
+    ("costs.long_underpromotion", |o| o.costs.long_underpromotion, |o, v| o.costs.long_underpromotion = v),
 ];
 
 /// Every frame of the clip in `dir` through the model.
@@ -85,11 +100,11 @@ fn read(dir: &Path, model: &mut Model) -> Clip {
         let warped = calibration.warp(&frame.image, model.layout()).expect("a warp");
         readings.push(model.read(&warped, frame.index, frame.t).expect("a reading"));
     }
-    Clip { start, moves, readings }
+    Clip { name: labels.name, start, moves, readings }
 }
 
 /// The clips in each regime: as filmed, a still a second, and both with 5 % of squares flipped.
-fn regimes(clips: &[Clip]) -> Vec<(&Clip, Vec<Reading>)> {
+fn regimes(clips: &[Clip]) -> Vec<(&Clip, &'static str, Vec<Reading>)> {
     let mut out = Vec::new();
     for (i, clip) in clips.iter().enumerate() {
         let mut second = -1.0;
@@ -105,9 +120,9 @@ fn regimes(clips: &[Clip]) -> Vec<(&Clip, Vec<Reading>)> {
             })
             .cloned()
             .collect();
-        for readings in [clip.readings.clone(), stills] {
-            out.push((clip, readings.clone()));
-            out.push((clip, flipped(readings, i as u64 + 1)));
+        for (regime, readings) in [("video", clip.readings.clone()), ("stills", stills)] {
+            out.push((clip, regime, readings.clone()));
+            out.push((clip, if regime == "video" { "video, flipped" } else { "stills, flipped" }, flipped(readings, i as u64 + 1)));
         }
     }
     out
@@ -133,24 +148,27 @@ fn flipped(mut readings: Vec<Reading>, seed: u64) -> Vec<Reading> {
 }
 
 /// Plies read before the first divergence, over every clip and regime.
-fn score(regimes: &[(&Clip, Vec<Reading>)], opts: Options) -> usize {
-    regimes
-        .iter()
-        .map(|(clip, readings)| {
-            let mut d = Decoder::new(clip.start.clone(), opts);
-            let mut out = Vec::new();
-            for r in readings {
-                d.push(r, &mut out);
-            }
-            d.finish(&mut out);
-            let read: Vec<String> = out
-                .into_iter()
-                .filter_map(|o| match o {
-                    Decoded::Move(m) => Some(m.mv.to_uci(CastlingMode::Standard).to_string()),
-                    Decoded::Correction { .. } => None,
-                })
-                .collect();
-            read.iter().zip(&clip.moves).take_while(|(a, b)| a == b).count()
+fn score(regimes: &[(&Clip, &str, Vec<Reading>)], opts: Options) -> usize {
+    regimes.iter().map(|(clip, _, readings)| decode(clip, readings, opts)).sum()
+}
+
+/// Plies of `clip` read from `readings` before the first divergence.
+fn decode(clip: &Clip, readings: &[Reading], opts: Options) -> usize {
+    decoded(clip, readings, opts).iter().zip(&clip.moves).take_while(|(a, b)| a == b).count()
+}
+
+/// The moves read from `readings`, in UCI.
+fn decoded(clip: &Clip, readings: &[Reading], opts: Options) -> Vec<String> {
+    let mut d = Decoder::new(clip.start.clone(), opts);
+    let mut out = Vec::new();
+    for r in readings {
+        d.push(r, &mut out);
+    }
+    d.finish(&mut out);
+    out.into_iter()
+        .filter_map(|o| match o {
+            Decoded::Move(m) => Some(m.mv.to_uci(CastlingMode::Standard).to_string()),
+            Decoded::Correction { .. } => None,
         })
-        .sum()
+        .collect()
 }

@@ -295,8 +295,9 @@ struct Game {
     declarations: Vec<Event>,
 }
 
-/// The start is read from readings up to the first with no hand in view, or this many.
-const START_READINGS: usize = 20;
+/// The start is read from the readings of the footage's first this many seconds, up to the first
+/// with no hand in view: a still a move would otherwise read the game's later positions.
+const START_S: f64 = 1.0;
 
 /// Reads the start position from the first readings (up to the first with no hand in view):
 /// the one asked for, or the board where it plainly differs. Returns the frames read meanwhile,
@@ -305,13 +306,19 @@ fn read_start(game: &Game, readings: &crossbeam_channel::Receiver<Analysed>) -> 
     let params = read::observe::Params::default();
     let mut early = Vec::new();
     let mut seen = Vec::new();
+    let mut first = None;
     for a in readings.iter() {
+        let t0 = *first.get_or_insert(a.t);
+        if a.t > t0 + START_S {
+            early.push(a);
+            break;
+        }
         let quiet = a.reading.as_ref().is_some_and(|r| read::observe::Evidence::new(r, f64::INFINITY, &params).hands < 0.3);
         if let Some(r) = &a.reading {
             seen.push(r.clone());
         }
         early.push(a);
-        if quiet || seen.len() >= START_READINGS {
+        if quiet {
             break;
         }
     }
@@ -320,13 +327,13 @@ fn read_start(game: &Game, readings: &crossbeam_channel::Receiver<Analysed>) -> 
     let fen = || shakmaty::fen::Fen::from_position(&start.pos, shakmaty::EnPassantMode::Legal).to_string();
     let squares = start.disagree.iter().map(|sq| sq.to_string()).collect::<Vec<_>>().join(", ");
     let said = match (start.origin, game.auto) {
+        (read::start::Origin::Board, true) => Some(format!("the start position read from the board: {} ({} squares differ from the standard start: {squares}; {:.1} nats likelier)", fen(), start.disagree.len(), start.margin)),
+        (read::start::Origin::Board, false) => Some(format!("the board does not show the start position asked for on {squares}: the game is read from the board, {}", fen())),
+        (read::start::Origin::Asked, _) if !start.disagree.is_empty() => Some(format!("the board reads otherwise than the start position on {squares} (a misread, or pieces out of place): the game is read from {}", fen())),
         (read::start::Origin::Asked, true) => {
             tracing::info!("the start position: the standard start, {:.1} nats likelier than the model's own board", start.margin);
             None
         }
-        (read::start::Origin::Board, true) => Some(format!("the start position read from the board: {} ({} squares differ from the standard start: {squares}; {:.1} nats likelier)", fen(), start.disagree.len(), start.margin)),
-        (read::start::Origin::Board, false) => Some(format!("the board does not show the start position asked for on {squares}: the game is read from the board, {}", fen())),
-        (read::start::Origin::Asked, false) if !start.disagree.is_empty() => Some(format!("the board does not show the start position asked for on {squares}, but no position shows what it does: the game is read from the position asked for")),
         (read::start::Origin::Asked, false) => None,
     };
     let said = said.map(|text| {

@@ -45,23 +45,30 @@ pub struct Costs {
     pub illegal: f64,
     /// A piece held where no hand is seen, per look (see [`Params::look_s`]).
     pub unheld: f64,
-    /// A promotion to another piece than a queen, on top of the move's cost: rare in games, so
-    /// where the type reads no piece surely the queen is taken; but one look at a piece whose
-    /// type reads clearly (about 1.1 nats at 0.9, see [`Params::type_weight`]) outweighs it.
+    /// A promotion to a knight, on top of the move's cost: rare, so where the type reads no
+    /// piece surely the queen is taken; but one look at a knight whose type reads clearly (at
+    /// 0.9, about 1.1 nats with the default [`Params`]) outweighs it.
     pub underpromotion: f64,
+    /// A promotion to a rook or a bishop, on top of the move's cost: far rarer than to a knight
+    /// (a queen does all they do), and their tops are the ones a queen's is mistaken for.
+    pub long_underpromotion: f64,
 }
 
 impl Costs {
     /// What `tr` costs besides a legal move's cost: an illegal move's, an underpromotion's.
     fn price(&self, tr: &Transition) -> f64 {
-        let under = tr.mv.promotion().is_some_and(|r| r != shakmaty::Role::Queen);
-        if tr.illegal { self.illegal } else if under { self.underpromotion } else { 0.0 }
+        match tr.mv.promotion() {
+            _ if tr.illegal => self.illegal,
+            Some(shakmaty::Role::Knight) => self.underpromotion,
+            Some(shakmaty::Role::Rook | shakmaty::Role::Bishop) => self.long_underpromotion,
+            _ => 0.0,
+        }
     }
 }
 
 impl Default for Costs {
     fn default() -> Costs {
-        Costs { legal: 4.0, begin: 2.0, step: 1.0, back: 2.0, skip: 4.0, illegal: 20.0, unheld: 6.0, underpromotion: 1.0 }
+        Costs { legal: 4.0, begin: 2.0, step: 1.0, back: 2.0, skip: 4.0, illegal: 20.0, unheld: 3.0, underpromotion: 1.0, long_underpromotion: 4.6 }
     }
 }
 
@@ -358,7 +365,7 @@ impl Decoder {
         }
         for (i, old) in self.leading.iter().enumerate() {
             let kept = leading.get(i).is_some_and(|l| l.since == old.since);
-            if !kept && t - old.since >= self.opts.lag_s.min(0.5) {
+            if !kept && t - old.since >= self.opts.lag_s {
                 let now = leading.get(i).map_or("no move".to_string(), |l| san(&l.step.before, l.step.mv));
                 out.push(Decoded::Correction { t, text: format!("the board now reads {now} where it read {} since {:.2} s", san(&old.step.before, old.step.mv), old.since) });
                 break;

@@ -184,6 +184,6 @@ pub(crate) mod tests {
         let full = Evidence::new(&reading, 1.0, &Params::default());
         let frame = Evidence::new(&reading, 0.05, &Params::default());
         let ratio = frame.square(Square::E2, None) / full.square(Square::E2, None);
-        assert!((ratio - 0.25).abs() < 1e-6, "{ratio}");
+        assert!((ratio - 0.05 / Params::default().look_s).abs() < 1e-6, "{ratio}");
     }
 }

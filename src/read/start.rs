@@ -36,6 +36,12 @@ pub struct Start {
 /// disagrees with the position asked for.
 const DISAGREE: f64 = 3.0;
 
+/// The board is followed only where it disagrees with the position asked for on this many
+/// squares or more: one to three squares are as likely a shadow or a piece the model does not
+/// know (the decoder outvotes such misreads as the game goes on) as a position mistyped; a
+/// game already under way differs on many.
+const FOLLOW: usize = 4;
+
 /// Reads the start from `readings` (the first frames, in order), against `asked`. Readings with
 /// a hand in view count for little; `None` if there are no readings.
 pub fn read(readings: &[Reading], asked: &Chess, params: &Params) -> Option<Start> {
@@ -73,7 +79,7 @@ pub fn read(readings: &[Reading], asked: &Chess, params: &Params) -> Option<Star
         }
     }
     let margin = of(asked.board()) - of(&seen);
-    let followed = (!disagree.is_empty()).then(|| position(asked, seen)).flatten();
+    let followed = (disagree.len() >= FOLLOW).then(|| position(asked, seen)).flatten();
     Some(match followed {
         Some(pos) => Start { pos, origin: Origin::Board, disagree, margin },
         None => Start { pos: asked.clone(), origin: Origin::Asked, disagree, margin: -margin },
@@ -92,7 +98,6 @@ fn position(asked: &Chess, board: Board) -> Option<Chess> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shakmaty::Color;
     use crate::read::observe::tests::reading_of;
 
     #[test]
@@ -109,13 +114,29 @@ mod tests {
     fn a_fen_the_camera_contradicts_is_followed_where_it_plainly_differs() {
         let asked = Chess::default();
         let mut board = asked.board().clone();
-        board.discard_piece_at(Square::E2);
-        board.set_piece_at(Square::E4, Color::White.pawn());
+        for (from, to) in [(Square::E2, Square::E4), (Square::E7, Square::E5)] {
+            let piece = board.remove_piece_at(from).unwrap();
+            board.set_piece_at(to, piece);
+        }
         let readings: Vec<Reading> = (0..5).map(|i| reading_of(&board, 0.8, 0.2 * i as f64)).collect();
         let start = read(&readings, &asked, &Params::default()).unwrap();
         assert_eq!(start.origin, Origin::Board);
-        assert_eq!(start.disagree, vec![Square::E2, Square::E4]);
+        assert_eq!(start.disagree, vec![Square::E2, Square::E4, Square::E5, Square::E7]);
         assert_eq!(start.pos.board(), &board);
         assert!(start.margin > 0.0);
+    }
+
+    #[test]
+    fn a_square_or_two_read_otherwise_is_named_but_not_followed() {
+        // A shadow on f2 and a bishop the model does not know on c1.
+        let asked = Chess::default();
+        let mut board = asked.board().clone();
+        board.discard_piece_at(Square::F2);
+        board.discard_piece_at(Square::C1);
+        let readings: Vec<Reading> = (0..5).map(|i| reading_of(&board, 0.8, 0.2 * i as f64)).collect();
+        let start = read(&readings, &asked, &Params::default()).unwrap();
+        assert_eq!(start.origin, Origin::Asked);
+        assert_eq!(start.disagree, vec![Square::C1, Square::F2]);
+        assert_eq!(start.pos, asked);
     }
 }

@@ -162,9 +162,9 @@ fn a_move_goes_out_once_it_has_led_long_enough_and_the_hand_has_left() {
             sent_at = Some(r.t);
         }
     }
-    // The pawn is set down at 1.0 s and the hand leaves at 1.2 s.
+    // The pawn is set down at 1.0 s and the hand leaves at 1.2 s: out within 300 ms of that.
     let sent_at = sent_at.expect("the move went out before the end");
-    assert!((1.2..=1.2 + Options::LIVE_LAG_S + 0.06).contains(&sent_at), "{sent_at}");
+    assert!((1.2..=1.5).contains(&sent_at), "{sent_at}");
 }
 
 #[test]
