@@ -301,6 +301,20 @@ mod tests {
     }
 
     #[test]
+    fn a_recording_of_photos_has_its_first_photos_size() {
+        let scratch = tempfile::Builder::new().prefix("touchmove-size-").tempdir().unwrap();
+        for name in ["0000.jpg", "0001.jpg"] {
+            image::RgbImage::new(24, 16).save(scratch.path().join(name)).unwrap();
+        }
+        std::fs::write(scratch.path().join("labels.json"), "{}").unwrap();
+        let glob = Source::recording(&scratch.path().join("*.jpg"));
+        assert!(matches!(glob, Source::Stills(_)));
+        assert_eq!(image_size(&glob).unwrap(), [24, 16]);
+        let none = Source::recording(&scratch.path().join("*.png"));
+        assert!(image_size(&none).unwrap_err().contains("no photos"));
+    }
+
+    #[test]
     fn clips_are_named_by_their_path_under_the_folder_given() {
         let scratch = tempfile::Builder::new().prefix("touchmove-find-").tempdir().unwrap();
         let root = scratch.path();
