@@ -94,7 +94,7 @@ fn read(dir: &Path, model: &mut Model) -> Clip {
     let calibration = touchmove::cmd::eval::calibration(&labels, dir).expect("a calibration");
     let start: Chess = labels.fen.clone().into_position(CastlingMode::Standard).expect("a position");
     let moves = labels.moves.clone().unwrap_or_default().iter().map(|m| m.uci.to_string()).collect();
-    let mut capture = Capture::open(&Source::File(labels.video.clone())).expect("the video");
+    let mut capture = Capture::open(&Source::recording(&labels.video)).expect("the recording");
     let mut readings = Vec::new();
     while let Some(frame) = capture.next_frame().expect("a frame") {
         let warped = calibration.warp(&frame.image, model.layout()).expect("a warp");

@@ -8,13 +8,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use opencv::prelude::VideoCaptureTraitConst;
-use opencv::videoio;
+use opencv::prelude::MatTraitConst;
 use shakmaty::{CastlingMode, Chess};
 
 use super::Exit;
 use crate::board::{Calibration, Found, Px, WhiteEdge};
-use crate::capture::{Source, open_video};
+use crate::capture::{Capture, Source};
 use crate::eval::labels::{CalibrationSource, Labels};
 use crate::pipeline::{self, Config};
 use crate::rules;
@@ -166,7 +165,7 @@ pub fn calibration(labels: &Labels, dir: &Path) -> Result<Calibration, String> {
     match &labels.calibration {
         Some(CalibrationSource::File(path)) => Calibration::load(path).map_err(|e| e.to_string()),
         Some(CalibrationSource::Corners(c)) => {
-            let size = image_size(video)?;
+            let size = image_size(&Source::recording(video))?;
             let corners = c.map(|[x, y]| Px { x, y });
             Calibration::from_corners(video.display().to_string(), 0, size, corners, WhiteEdge::Bottom, Found::Given).map_err(|e| format!("{}: corners: {e}", dir.display()))
         }
@@ -184,21 +183,18 @@ fn analyse(labels: &Labels, dir: &Path, out: &Path, model: &Path) -> Result<Pred
     let config = Config {
         rules: rules::Options { clock: false, declarations: true, ..rules::Options::default() },
         declarations: labels.declarations.clone(),
-        ..Config::offline(Source::File(video), calibration, model.to_owned(), start, out.to_owned())
+        ..Config::offline(Source::recording(&video), calibration, model.to_owned(), start, out.to_owned())
     };
     pipeline::run(&config, Arc::new(AtomicBool::new(false)), &mut |_| {}).map_err(|e| format!("{}: {e}", dir.display()))?;
     Predicted::load(out)
 }
 
-/// Width and height of a video's frames.
-fn image_size(video: &Path) -> Result<[u32; 2], String> {
-    let cap = open_video(video).map_err(|e| format!("{}: {e}", video.display()))?;
-    let w = cap.get(videoio::CAP_PROP_FRAME_WIDTH).unwrap_or(0.0);
-    let h = cap.get(videoio::CAP_PROP_FRAME_HEIGHT).unwrap_or(0.0);
-    if w < 1.0 || h < 1.0 {
-        return Err(format!("{}: cannot read the video", video.display()));
-    }
-    Ok([w as u32, h as u32])
+/// Width and height of a recording's frames: its first frame's.
+fn image_size(source: &Source) -> Result<[u32; 2], String> {
+    let first = Capture::open(source).and_then(|mut c| c.next_frame()).map_err(|e| e.to_string())?;
+    let size = first.and_then(|f| f.image.size().ok()).filter(|s| s.width > 0 && s.height > 0);
+    let size = size.ok_or_else(|| format!("{source}: no frame to read"))?;
+    Ok([size.width as u32, size.height as u32])
 }
 
 /// The predictions of one clip: the output directory of an earlier `touchmove analyse`.
@@ -302,6 +298,20 @@ mod tests {
         let dir = root.join(rel);
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("labels.json"), "{}").unwrap();
+    }
+
+    #[test]
+    fn a_recording_of_photos_has_its_first_photos_size() {
+        let scratch = tempfile::Builder::new().prefix("touchmove-size-").tempdir().unwrap();
+        for name in ["0000.jpg", "0001.jpg"] {
+            image::RgbImage::new(24, 16).save(scratch.path().join(name)).unwrap();
+        }
+        std::fs::write(scratch.path().join("labels.json"), "{}").unwrap();
+        let glob = Source::recording(&scratch.path().join("*.jpg"));
+        assert!(matches!(glob, Source::Stills(_)));
+        assert_eq!(image_size(&glob).unwrap(), [24, 16]);
+        let none = Source::recording(&scratch.path().join("*.png"));
+        assert!(image_size(&none).unwrap_err().contains("no photos"));
     }
 
     #[test]

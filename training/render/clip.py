@@ -574,20 +574,41 @@ def run_rules(fen, script_path):
     return cmd, out, (r.stderr.strip() or None) if r.returncode else None
 
 
+def game_style(rng):
+    """The look of a game in play: any board, set, table and light (but a spot), with a clock."""
+    style = sample_style(rng)
+    style["distractors"]["clock"] = True
+    style["light"]["kind"] = "tubes" if style["light"]["kind"] == "spot" else style["light"]["kind"]
+    return style
+
+
+def set_down(scene, rng, letter, sq):
+    """Where and at what turn a player leaves `letter` on `sq`: near the centre, a knight facing
+    the opponent, any other piece at any turn. Returns (xy, yaw)."""
+    s = scene.s
+    yaw = ((np.pi / 2 if letter.isupper() else -np.pi / 2) + rng.normal(0, 0.4)) if letter.lower() == "n" \
+        else rng.uniform(0, 2 * np.pi)
+    return sq_xy(sq, s) + np.clip(rng.normal(0, 0.05 * s, 2), -0.15 * s, 0.15 * s), yaw
+
+
+def fixed_camera(scene, rng):
+    """A camera fixed over the board for a whole game, and its sensor's effects (no shake)."""
+    outline = np.array([[x, y, 0] for x in (-1, 1) for y in (-1, 1)]) * scene.board_total / 2 * 1.05
+    cam, cinfo = sample_camera(rng, scene.W, scene.H, outline, [0, 0, 0], "clips")
+    pp = post.sample_post(rng)
+    pp.update({"shake": 0.0, "downscale": 1.0, "noise": float(rng.uniform(0.002, 0.012)), "defocus": 0.0})
+    return cam, cinfo, pp
+
+
 def render_clip(fen, events, out_dir, seed, fps=20, size=(640, 480), max_s=None, script_path=None, min_s=0.0,
                 planner=2):
     rng = np.random.default_rng(seed)
     W, H = size
     board_fen = fen.split()[0]
-    style = sample_style(rng)
-    style["distractors"]["clock"] = True
-    style["light"]["kind"] = "tubes" if style["light"]["kind"] == "spot" else style["light"]["kind"]
-    scene = BoardScene(style, W, H)
+    scene = BoardScene(game_style(rng), W, H)
     s = scene.s
     for sq, letter in sorted(board_dict(board_fen).items()):
-        yaw = ((np.pi / 2 if letter.isupper() else -np.pi / 2) + rng.normal(0, 0.4)) if letter.lower() == "n" \
-            else rng.uniform(0, 2 * np.pi)
-        scene.add_piece(letter, sq, sq_xy(sq, s) + np.clip(rng.normal(0, 0.05 * s, 2), -0.15 * s, 0.15 * s), yaw)
+        scene.add_piece(letter, sq, *set_down(scene, rng, letter, sq))
     planner_version = planner
     planner = Planner(scene, events, rng, fps, version=planner_version)
     end = planner.plan()
@@ -595,10 +616,7 @@ def render_clip(fen, events, out_dir, seed, fps=20, size=(640, 480), max_s=None,
     if max_s:
         end = min(end, max_s)
     n_frames = int(np.ceil(end * fps))
-    outline = np.array([[x, y, 0] for x in (-1, 1) for y in (-1, 1)]) * scene.board_total / 2 * 1.05
-    cam, cinfo = sample_camera(rng, W, H, outline, [0, 0, 0], "clips")
-    pp = post.sample_post(rng)
-    pp.update({"shake": 0.0, "downscale": 1.0, "noise": float(rng.uniform(0.002, 0.012)), "defocus": 0.0})
+    cam, cinfo, pp = fixed_camera(scene, rng)
     shutter = float(rng.uniform(0.4, 1.0)) / fps
     os.makedirs(out_dir, exist_ok=True)
     mp4 = os.path.join(out_dir, "clip.mp4")
@@ -704,7 +722,7 @@ def render_clip(fen, events, out_dir, seed, fps=20, size=(640, 480), max_s=None,
         "fen": fen, "fps": fps, "size": [W, H], "n_frames": n_frames, "seed": seed,
         "corners": np.round(cam.project(playing_corners(s)), 2).tolist(),
         "corners_order": "a8,h8,h1,a1", "square_order": "a8,b8,...,h8,a7,...,h1 (FEN reading order)",
-        "camera": cam.to_json(), "camera_info": cinfo, "style": dict(style),
+        "camera": cam.to_json(), "camera_info": cinfo, "style": dict(scene.style),
         "hands": {tr.hid: {"owner": tr.spec.owner, "side": tr.spec.side, "skin": tr.spec.skin,
                            "mask_value": tr.value} for tr in tracks.values()},
         "events": ev_out,

@@ -55,17 +55,23 @@ def build_frame_scene(rng, W, H):
     if style["distractors"]["captured"]:
         cap = _captured_pieces(pos)
         rng.shuffle(cap)
-        half = scene.board_total / 2
         side = -style["distractors"]["side"]
         for i, letter in enumerate(cap[: int(rng.integers(0, len(cap) + 1))]):
-            row = 0 if letter.isupper() else 1
-            x = side * (half + 0.03 + row * 0.045 + rng.normal(0, 0.004))
-            y = -half + 0.03 + (i // 2) * 0.045 + rng.normal(0, 0.004)
-            p = scene.add_piece(letter, None, [x, y], rng.uniform(0, 6.28))
-            p.pose = scene.standing_pose(p.xy, p.yaw, z=scene.table_z)
-            p.sq = None
-            scene.update_piece(p)
+            p = scene.add_piece(letter, None, [0.0, 0.0], 0.0)
+            put_beside(scene, p, 0 if letter.isupper() else 1, i // 2, side, rng)
     return scene, kind, fen
+
+
+def put_beside(scene: BoardScene, p, row: int, slot: int, side: float, rng):
+    """Stands piece p on the table beside the board, off any square: in row `row` out from the
+    board's edge on `side` (+1 or -1 along x), at place `slot` along it."""
+    half = scene.board_total / 2
+    x = side * (half + 0.03 + row * 0.045 + rng.normal(0, 0.004))
+    y = -half + 0.03 + slot * 0.045 + rng.normal(0, 0.004)
+    p.xy, p.yaw = np.array([x, y]), rng.uniform(0, 6.28)
+    p.pose = scene.standing_pose(p.xy, p.yaw, z=scene.table_z)
+    p.sq = None
+    scene.update_piece(p)
 
 
 def place_hands(scene: BoardScene, rng):
