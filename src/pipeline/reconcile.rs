@@ -28,6 +28,10 @@ const MOVE_CONF: f32 = 0.9;
 /// Seconds a decoded move waits for the tracker's events up to it before it stands on its own.
 const WAIT_S: f64 = 2.0;
 
+/// Seconds a decoded move waits for the tracker, once the tracker has seen it begun, to see it
+/// made: a promotion's exchange can take that long.
+const UNDER_WAY_S: f64 = 8.0;
+
 /// What a reconciliation did.
 #[derive(Debug, Default)]
 pub struct Outcome {
@@ -91,14 +95,34 @@ impl Reconciler {
         }
         self.moves.extend(moves.into_iter().map(|m| (m, now)));
         let mut outcome = Outcome::default();
-        while let Some((_, decided)) = self.moves.front() {
+        while let Some((m, decided)) = self.moves.front() {
             if flushed < *decided && now - decided < WAIT_S {
                 break;
             }
+            // The tracker sees the move under way but not made: a pawn set on the last rank
+            // before it is exchanged, a castling rook still to come. Its events may yet make it.
+            let alone = self.moves.len() == 1;
+            if alone && now - decided < UNDER_WAY_S && now.is_finite() && self.under_way(m, flushed) {
+                break;
+            }
             let (m, decided) = self.moves.pop_front().expect("a move waits");
-            self.settle(&m, m.t.max(decided), records, &mut outcome);
+            self.settle(&m, m.t.max(decided).max(flushed.min(now)), records, &mut outcome);
         }
         outcome
+    }
+
+    /// Whether the tracker's events up to `flushed` leave `m` begun and not made: the game not
+    /// moved on, the pieces differing from before the move only on its squares, some of them.
+    fn under_way(&self, m: &DecodedMove, flushed: f64) -> bool {
+        let mut trial = self.engine.clone();
+        for ev in self.events.iter().filter(|e| e.t <= flushed) {
+            trial.apply(ev, &mut Vec::new());
+        }
+        let mut after = m.before.clone();
+        after.play_unchecked(m.mv);
+        let squares = crate::rules::differing(m.before.board(), after.board());
+        let moved = crate::rules::differing(m.before.board(), trial.board());
+        trial.position() == &m.before && trial.standing() != Some(m.mv) && moved.any() && (moved & !squares).is_empty()
     }
 
     /// Ends the input: the moves left, then the events left, go to the engine.

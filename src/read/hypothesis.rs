@@ -100,15 +100,21 @@ impl Transition {
 
     /// Whether `shown`, which differs from the position before the move on `diff`, is a state
     /// in the middle of this move: every square that differs is one the move changes, showing
-    /// its new content or nothing.
+    /// its new content or nothing (or, on a promotion's square, the pawn).
     pub fn explains(&self, shown: &Board, diff: Bitboard) -> bool {
-        diff.into_iter().all(|sq| self.changes.iter().any(|c| c.sq == sq && (shown.piece_at(sq) == c.new || shown.piece_at(sq).is_none())))
+        let pawn = self.mv.promotion().map(|_| shakmaty::Role::Pawn.of(self.after.turn().other()));
+        diff.into_iter().all(|sq| {
+            let here = shown.piece_at(sq);
+            self.changes.iter().any(|c| c.sq == sq && (here == c.new || here.is_none() || (sq == self.mv.to() && here == pawn && pawn.is_some())))
+        })
     }
 
-    /// The boards between `before` and the move's end: each changed square old, new or empty,
-    /// neither end itself, none with more pieces of a kind than both ends. Each comes with the
-    /// changes it makes to `before` (square and content).
+    /// The boards between `before` and the move's end: each changed square old, new or empty
+    /// (and a promotion's square the pawn, set there before it is exchanged), neither end
+    /// itself, none with more pieces of a kind than both ends. Each comes with the changes it
+    /// makes to `before` (square and content).
     pub fn between(&self, before: &Board) -> Vec<Vec<(Square, Option<Piece>)>> {
+        let pawn = self.mv.promotion().map(|_| shakmaty::Role::Pawn.of(self.after.turn().other()));
         let options: Vec<Vec<Option<Piece>>> = self
             .changes
             .iter()
@@ -116,6 +122,9 @@ impl Transition {
                 let mut o = vec![c.old, c.new];
                 if c.old.is_some() && c.new.is_some() {
                     o.push(None);
+                }
+                if c.sq == self.mv.to() && pawn.is_some() {
+                    o.push(pawn);
                 }
                 o
             })

@@ -183,6 +183,11 @@ impl Engine {
         &self.pos
     }
 
+    /// Where the pieces physically stand now (a piece in a hand is on no square).
+    pub fn board(&self) -> &shakmaty::Board {
+        self.phys.board()
+    }
+
     /// The legal move the pieces show now, with no piece of the mover's in hand, before it is
     /// completed (by the clock or the opponent's first touch): what a broadcast can show ahead
     /// of the game record.
