@@ -43,7 +43,9 @@ pub struct Costs {
     pub skip: f64,
     /// An illegal move (Article 7.5), on top of a legal move's cost.
     pub illegal: f64,
-    /// A piece held where no hand is seen, per look (see [`Params::look_s`]).
+    /// A piece held where no hand is seen, per look (see [`Params::look_s`]). Above what one
+    /// square read wrong can cost a look (`-ln(floor)`, about 3.9 nats): a piece the readings
+    /// lose on its square, or one the camera cannot see, is never explained as held for ever.
     pub unheld: f64,
     /// A promotion to a knight, on top of the move's cost: rare, so where the type reads no
     /// piece surely the queen is taken; but one look at a knight whose type reads clearly (at
@@ -68,7 +70,7 @@ impl Costs {
 
 impl Default for Costs {
     fn default() -> Costs {
-        Costs { legal: 4.0, begin: 2.0, step: 1.0, back: 2.0, skip: 4.0, illegal: 20.0, unheld: 3.0, underpromotion: 1.0, long_underpromotion: 4.6 }
+        Costs { legal: 4.0, begin: 2.0, step: 1.0, back: 2.0, skip: 4.0, illegal: 20.0, unheld: 6.0, underpromotion: 1.0, long_underpromotion: 4.6 }
     }
 }
 
@@ -105,7 +107,7 @@ impl Options {
 
 impl Default for Options {
     fn default() -> Options {
-        Options { params: Params::default(), costs: Costs::default(), lag_s: Options::OFFLINE_LAG_S, beam: 48, margin: 30.0, skip_gap_s: 0.4 }
+        Options { params: Params::default(), costs: Costs::default(), lag_s: Options::OFFLINE_LAG_S, beam: 200, margin: 30.0, skip_gap_s: 0.4 }
     }
 }
 
