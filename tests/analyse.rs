@@ -392,3 +392,64 @@ fn bench_measures_decode_and_offline_alternately_and_writes_every_run() {
     assert!((ratios[0].min(ratios[1])..=ratios[0].max(ratios[1])).contains(&ratio), "{doc}");
     assert!(doc["live_latency_s_p95"].is_null() && doc["model_ms_median"].as_f64().unwrap() > 0.0, "{doc}");
 }
+
+/// Runs `analyse` on a fixture clip with `fen` as `--fen` (no declarations).
+fn analyse_from(clip: &str, fen: &str) -> Analysed {
+    let dir = Path::new("fixtures/clips").join(clip);
+    let out = std::env::temp_dir().join(format!("touchmove-analyse-from-{}-{clip}-{}", std::process::id(), fen.len()));
+    let result = Command::new(env!("CARGO_BIN_EXE_touchmove"))
+        .args(["analyse", dir.join("clip.mp4").to_str().unwrap(), "--calibration", dir.join("calibration.json").to_str().unwrap()])
+        .args(["--fen", fen, "--out", out.to_str().unwrap()])
+        .output()
+        .expect("touchmove runs");
+    assert!(result.status.success(), "{clip}: {}", String::from_utf8_lossy(&result.stderr));
+    let records = records(&out.join("rulings.jsonl"));
+    Analysed { out, records }
+}
+
+#[test]
+fn fen_auto_reads_a_game_under_way_from_the_board_and_says_so() {
+    // The clip starts after 1.e4 e5, four squares away from the standard start.
+    let a = analyse_from("touch-own-4.3.1", "auto");
+    let said: Vec<&str> = a.records.iter().filter(|r| r["kind"] == "warning").filter_map(|r| r["text"].as_str()).collect();
+    assert!(said.iter().any(|t| t.starts_with("the start position read from the board: rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w")), "{said:?}");
+    assert_eq!(moves(&a), ["f1c4"]);
+    let pgn = std::fs::read_to_string(a.out.join("game.pgn")).unwrap();
+    assert!(pgn.contains("[FEN \"rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w"), "{pgn}");
+}
+
+#[test]
+fn a_fen_the_board_contradicts_is_named_and_the_board_followed() {
+    // The standard start asked for, the board after 1.e4 e5: a warning naming the four squares.
+    let a = analyse_from("touch-own-4.3.1", "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1");
+    let said: Vec<&str> = a.records.iter().filter(|r| r["kind"] == "warning").filter_map(|r| r["text"].as_str()).collect();
+    assert!(said.iter().any(|t| t.starts_with("the board does not show the start position asked for on e2, e4, e5, e7")), "{said:?}");
+    assert_eq!(moves(&a), ["f1c4"]);
+}
+
+#[test]
+fn a_game_photographed_once_a_move_is_read_move_by_move() {
+    // `fixtures/games`: the Evergreen, 47 plies, a photo after each; every ply read, no ruling.
+    let dir = Path::new("fixtures/games/anderssen-dufresne-1852");
+    let labels: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("labels.json")).unwrap()).unwrap();
+    let out = std::env::temp_dir().join(format!("touchmove-analyse-game-{}", std::process::id()));
+    let calibration = out.join("calibration.json");
+    let corners: Vec<String> = labels["corners"].as_array().unwrap().iter().map(|p| format!("{},{}", p[0], p[1])).collect();
+    std::fs::create_dir_all(&out).unwrap();
+    let first = dir.join("0000.jpg");
+    let result = Command::new(env!("CARGO_BIN_EXE_touchmove"))
+        .args(["calibrate", first.to_str().unwrap(), "--corners", &corners.join(","), "--name", "calibration", "--dir", out.to_str().unwrap()])
+        .output()
+        .expect("touchmove runs");
+    assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
+    let glob = format!("{}/*.jpg", dir.display());
+    let result = Command::new(env!("CARGO_BIN_EXE_touchmove"))
+        .args(["analyse", &glob, "--calibration", calibration.to_str().unwrap(), "--out", out.join("run").to_str().unwrap()])
+        .output()
+        .expect("touchmove runs");
+    assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
+    let a = Analysed { out: out.clone(), records: records(&out.join("run/rulings.jsonl")) };
+    let expected: Vec<&str> = labels["moves"].as_array().unwrap().iter().map(|m| m["uci"].as_str().unwrap()).collect();
+    assert_eq!(moves(&a), expected);
+    assert_eq!(rulings(&a), []);
+}

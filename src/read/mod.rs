@@ -51,8 +51,9 @@ pub struct Costs {
     /// piece surely the queen is taken; but one look at a knight whose type reads clearly (at
     /// 0.9, about 1.1 nats with the default [`Params`]) outweighs it.
     pub underpromotion: f64,
-    /// A promotion to a rook or a bishop, on top of the move's cost: far rarer than to a knight
-    /// (a queen does all they do), and their tops are the ones a queen's is mistaken for.
+    /// A promotion to a rook or a bishop, on top of the move's cost: about one promotion in a
+    /// thousand (a queen does all they do), and their tops are the ones a queen's is mistaken
+    /// for.
     pub long_underpromotion: f64,
 }
 
@@ -70,7 +71,7 @@ impl Costs {
 
 impl Default for Costs {
     fn default() -> Costs {
-        Costs { legal: 4.0, begin: 2.0, step: 1.0, back: 2.0, skip: 4.0, illegal: 20.0, unheld: 6.0, underpromotion: 1.0, long_underpromotion: 4.6 }
+        Costs { legal: 4.0, begin: 2.0, step: 1.0, back: 2.0, skip: 4.0, illegal: 20.0, unheld: 6.0, underpromotion: 1.0, long_underpromotion: 6.9 }
     }
 }
 
