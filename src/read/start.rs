@@ -42,18 +42,17 @@ const DISAGREE: f64 = 3.0;
 /// game already under way differs on many.
 const FOLLOW: usize = 4;
 
-/// Reads the start from `readings` (the first frames, in order), against `asked`. Readings with
-/// a hand in view count for little; `None` if there are no readings.
+/// Reads the start from `readings` (the first frames, in order), against `asked`; squares a hand
+/// covers count for little. `None` if there are no readings.
 pub fn read(readings: &[Reading], asked: &Chess, params: &Params) -> Option<Start> {
     let mut cost = [[0.0f64; CLASSES]; 64];
     let mut last = f64::NEG_INFINITY;
     for r in readings {
         let ev = Evidence::new(r, r.t - last, params);
         last = r.t;
-        let quiet = f64::from(1.0 - ev.hands);
         for sq in Square::ALL {
             for (class, c) in cost[sq as usize].iter_mut().enumerate() {
-                *c += quiet * ev.square(sq, class_piece(class));
+                *c += ev.square(sq, class_piece(class));
             }
         }
     }
