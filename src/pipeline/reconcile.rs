@@ -25,6 +25,11 @@ const UNSEEN_HAND_CONF: f32 = 0.5;
 /// the decoder's.
 const MOVE_CONF: f32 = 0.9;
 
+/// The `conf` of an illegal move's own events, under the engine's default `--min-conf`: an
+/// illegal move the board alone shows, no hand seen making it, is the arbiter's to judge (a
+/// piece out of sight and another read in the wrong colour can look like one).
+const UNSEEN_ILLEGAL_CONF: f32 = 0.5;
+
 /// Seconds a decoded move waits for the tracker's events up to it before it stands on its own.
 const WAIT_S: f64 = 2.0;
 
@@ -140,7 +145,9 @@ impl Reconciler {
     fn settle(&mut self, m: &DecodedMove, cut: f64, records: &mut Vec<Record>, outcome: &mut Outcome) {
         tracing::debug!("settling {} (began {:.2}s, done {:.2}s) with the events up to {cut:.2}s", crate::rules::record::uci(m.mv), m.began, m.t);
         let window: Vec<Event> = self.events.iter().filter(|e| e.t <= cut).copied().collect();
-        let made = |engine: &Engine| engine.position() == &m.before && engine.standing() == Some(m.mv);
+        let after = m.after();
+        // Made: a legal move standing, or the pieces where an illegal one put them.
+        let made = |engine: &Engine| engine.position() == &m.before && if m.illegal { engine.board() == after.board() } else { engine.standing() == Some(m.mv) };
         let mut trial = self.engine.clone();
         let mut last_made = None;
         for (i, ev) in window.iter().enumerate() {
@@ -149,7 +156,7 @@ impl Reconciler {
                 last_made = Some(i);
             }
         }
-        if let Some(last) = last_made.filter(|_| !m.illegal) {
+        if let Some(last) = last_made {
             for ev in &window[..=last] {
                 outcome.events.push(self.engine.apply(ev, records));
             }
@@ -170,8 +177,6 @@ impl Reconciler {
         // What the tracker dated up to the move's own last event is of a board it misread.
         let settled = self.settled;
         self.events.retain(|e| e.t > settled);
-        let mut after = m.before.clone();
-        after.play_unchecked(m.mv);
         outcome.resync = Some((after.board().clone(), after.turn()));
     }
 }
@@ -205,13 +210,14 @@ fn own_events(m: &DecodedMove, hand: Option<Hand>, earliest: f64) -> Vec<Event> 
         }
         Move::Put { .. } => {}
     }
+    let conf = if m.illegal { UNSEEN_ILLEGAL_CONF } else { MOVE_CONF };
     let n = actions.len().max(1) as f64;
     let began = m.began.max(earliest);
     let span = (m.t - began).max(0.0);
     actions
         .into_iter()
         .enumerate()
-        .map(|(i, action)| Event { t: began + span * i as f64 / (n - 1.0).max(1.0) + 1e-3 * i as f64, action, hand, conf: Some(MOVE_CONF), hand_conf })
+        .map(|(i, action)| Event { t: began + span * i as f64 / (n - 1.0).max(1.0) + 1e-3 * i as f64, action, hand, conf: Some(conf), hand_conf })
         .collect()
 }
 

@@ -167,6 +167,17 @@ impl Transition {
     }
 }
 
+/// The position after `mv` in `before`; an illegal move (see [`Transition::illegal`]) leaves
+/// its piece where it was set, the other side to move.
+pub fn after(before: &Chess, mv: Move, illegal: bool) -> Chess {
+    if illegal && let Some(tr) = Transition::illegal(before, mv.from().unwrap_or(mv.to()), mv.to()) {
+        return tr.after;
+    }
+    let mut after = before.clone();
+    after.play_unchecked(mv);
+    after
+}
+
 /// The squares that differ between two boards, with their contents.
 pub fn changes(before: &Board, after: &Board) -> Vec<Change> {
     crate::rules::differing(before, after).into_iter().map(|sq| Change { sq, old: before.piece_at(sq), new: after.piece_at(sq) }).collect()

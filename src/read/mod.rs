@@ -129,6 +129,14 @@ pub struct DecodedMove {
     pub conf: f32,
 }
 
+impl DecodedMove {
+    /// The position after the move (an illegal one: the piece where it was set, the other side
+    /// to move).
+    pub fn after(&self) -> Chess {
+        hypothesis::after(&self.before, self.mv, self.illegal)
+    }
+}
+
 /// What the decoder says.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Decoded {
@@ -160,12 +168,17 @@ pub struct Decoder {
     last_t: f64,
     /// Moves of positions met, kept while the beam holds them.
     moves: HashMap<u64, Arc<Vec<Transition>>>,
+    /// When a hand last covered each square.
+    covered: [f64; 64],
 }
+
+/// Seconds after a hand covered a square during which a piece may have been set there.
+const REACHED_S: f64 = 5.0;
 
 impl Decoder {
     /// A decoder for a game starting from `start`.
     pub fn new(start: Chess, opts: Options) -> Decoder {
-        Decoder { opts, beam: vec![Node::start(start)], out: None, leading: Vec::new(), last_t: f64::NEG_INFINITY, moves: HashMap::new() }
+        Decoder { opts, beam: vec![Node::start(start)], out: None, leading: Vec::new(), last_t: f64::NEG_INFINITY, moves: HashMap::new(), covered: [f64::NEG_INFINITY; 64] }
     }
 
     /// The board the leading hypothesis shows now (a state in the middle of a move included).
@@ -227,12 +240,12 @@ impl Decoder {
     }
 
     /// Illegal moves the evidence proposes from `pos`: a piece of the mover's read gone from its
-    /// square, one of its colour read where no legal move puts one.
-    fn illegal(pos: &Chess, legal: &[Transition], ev: &Evidence) -> Vec<Transition> {
+    /// square, one of its colour read where no legal move puts one, on a square of `reached`.
+    fn illegal(pos: &Chess, legal: &[Transition], ev: &Evidence, reached: Bitboard) -> Vec<Transition> {
         let mover = pos.turn();
         let board = pos.board();
         let gone = board.by_color(mover) & ev.empty;
-        let came = ev.colour(mover) & !board.by_color(mover);
+        let came = ev.colour(mover) & !board.by_color(mover) & reached;
         let mut out = Vec::new();
         for from in gone {
             for to in came {
@@ -248,6 +261,16 @@ impl Decoder {
     /// One reading: every hypothesis stays, moves on or begins a move.
     fn step(&mut self, ev: &Evidence, t: f64, dt: f64) {
         let costs = self.opts.costs;
+        // Pieces move in hands: in video, an illegal move is proposed only onto a square a hand
+        // has covered lately. Photos a move apart show no hands, and any square will do.
+        for sq in ev.covered {
+            self.covered[sq as usize] = t;
+        }
+        let reached: Bitboard = if dt >= self.opts.skip_gap_s {
+            Bitboard::FULL
+        } else {
+            shakmaty::Square::ALL.into_iter().filter(|&sq| t - self.covered[sq as usize] <= REACHED_S).collect()
+        };
         let unheld = costs.unheld * ev.weight * f64::from(1.0 - ev.hands);
         let beam = std::mem::take(&mut self.beam);
         let mut next: HashMap<(u64, u64), Node> = HashMap::new();
@@ -273,7 +296,7 @@ impl Decoder {
                 edits.map(|(sq, p)| ev.square(sq, p) - ev.square(sq, node.shown.piece_at(sq))).sum::<f64>()
             };
             let legal = self.transitions(&node.pos);
-            let illegal = if quiet { Decoder::illegal(&node.pos, &legal, ev) } else { Vec::new() };
+            let illegal = if quiet { Decoder::illegal(&node.pos, &legal, ev, reached) } else { Vec::new() };
             let diff = node.diff();
             for tr in legal.iter().chain(&illegal) {
                 if !quiet && !tr.explains(&node.shown, diff) {
@@ -383,7 +406,7 @@ impl Decoder {
         let mut sent = 0;
         for l in &self.leading {
             if let Some(ev) = ev {
-                let squares: Bitboard = hypothesis::changes(l.step.before.board(), self.after(&l.step).board()).iter().map(|c| c.sq).collect();
+                let squares: Bitboard = hypothesis::changes(l.step.before.board(), hypothesis::after(&l.step.before, l.step.mv, l.step.illegal).board()).iter().map(|c| c.sq).collect();
                 if t - l.since < self.opts.lag_s || (squares & ev.covered).any() {
                     break;
                 }
@@ -403,19 +426,9 @@ impl Decoder {
         self.beam.retain(|n| n.hist.as_ref().and_then(|h| h.at(tip.depth)).is_some_and(|s| Arc::ptr_eq(&s, &tip)));
         if self.beam.is_empty() {
             // Cannot happen: the leading hypothesis holds the moves sent.
-            let pos = self.after(&tip);
+            let pos = hypothesis::after(&tip.before, tip.mv, tip.illegal);
             self.beam.push(Node { shown: pos.board().clone(), pos, cost: 0.0, hist: Some(tip), began: t });
         }
-    }
-
-    /// The position after `step`.
-    fn after(&self, step: &Step) -> Chess {
-        let mut pos = step.before.clone();
-        if step.illegal {
-            return Transition::illegal(&pos, step.mv.from().expect("an illegal move has a from square"), step.mv.to()).map_or(pos, |tr| tr.after);
-        }
-        pos.play_unchecked(step.mv);
-        pos
     }
 
     /// How sure the decoder is of `step`: the best history that does not hold it, against the

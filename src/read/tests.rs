@@ -271,6 +271,7 @@ fn an_illegal_move_is_read_and_the_game_goes_on() {
     after.discard_piece_at(Square::G1);
     after.set_piece_at(Square::G3, Color::White.knight());
     film.show(start.board(), 4, 0.05, &[Square::G1], Some(Color::White));
+    film.show(&after, 4, 0.05, &[Square::G3], Some(Color::White));
     film.show(&after, 30, 0.05, &[], None);
     // Black answers ...e5.
     let mut reply = after.clone();
