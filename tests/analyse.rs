@@ -408,11 +408,16 @@ fn analyse_from(clip: &str, fen: &str) -> Analysed {
     Analysed { out, records }
 }
 
+/// The texts of a run's warnings.
+fn warnings(a: &Analysed) -> Vec<&str> {
+    a.records.iter().filter(|r| r["kind"] == "warning").filter_map(|r| r["text"].as_str()).collect()
+}
+
 #[test]
 fn fen_auto_reads_a_game_under_way_from_the_board_and_says_so() {
     // The clip starts after 1.e4 e5, four squares away from the standard start.
     let a = analyse_from("touch-own-4.3.1", "auto");
-    let said: Vec<&str> = a.records.iter().filter(|r| r["kind"] == "warning").filter_map(|r| r["text"].as_str()).collect();
+    let said = warnings(&a);
     assert!(said.iter().any(|t| t.starts_with("the start position read from the board: rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w")), "{said:?}");
     assert_eq!(moves(&a), ["f1c4"]);
     let pgn = std::fs::read_to_string(a.out.join("game.pgn")).unwrap();
@@ -423,7 +428,7 @@ fn fen_auto_reads_a_game_under_way_from_the_board_and_says_so() {
 fn a_fen_the_board_contradicts_is_named_and_the_board_followed() {
     // The standard start asked for, the board after 1.e4 e5: a warning naming the four squares.
     let a = analyse_from("touch-own-4.3.1", "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1");
-    let said: Vec<&str> = a.records.iter().filter(|r| r["kind"] == "warning").filter_map(|r| r["text"].as_str()).collect();
+    let said = warnings(&a);
     assert!(said.iter().any(|t| t.starts_with("the board does not show the start position asked for on e2, e4, e5, e7")), "{said:?}");
     assert_eq!(moves(&a), ["f1c4"]);
 }

@@ -170,7 +170,7 @@ impl Reconciler {
             crate::rules::record::uci(m.mv)
         );
         let hand = window.iter().map(|e| e.hand).find(|h| h.side == m.before.turn());
-        for ev in own_events(m, hand, self.settled + 1e-3) {
+        for ev in own_events(m, hand, self.settled) {
             self.settled = self.settled.max(ev.t);
             outcome.events.push(self.engine.apply(&ev, records));
         }
@@ -217,7 +217,7 @@ fn own_events(m: &DecodedMove, hand: Option<Hand>, earliest: f64) -> Vec<Event> 
     actions
         .into_iter()
         .enumerate()
-        .map(|(i, action)| Event { t: began + span * i as f64 / (n - 1.0).max(1.0) + 1e-3 * i as f64, action, hand, conf: Some(conf), hand_conf })
+        .map(|(i, action)| Event { t: began + span * i as f64 / (n - 1.0).max(1.0), action, hand, conf: Some(conf), hand_conf })
         .collect()
 }
 
