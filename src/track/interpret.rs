@@ -102,12 +102,6 @@ const UNSEEN_RISE: f32 = 0.05;
 const UNSEEN_BEFORE_S: f64 = 4.0;
 /// Confidence of a release where the readings did not show the piece.
 pub(super) const UNSEEN_CONF: f32 = 0.6;
-/// A piece appearing where no held piece could go was lifted from the square of its colour
-/// whose median occupied probability fell by at least this much (see
-/// `Interpreter::lifted_unseen`).
-const LIFTED_FALL: f32 = 0.3;
-/// Seconds an unexplained appearance is looked at again (see `Interpreter::explain_appeared`).
-const UNEXPLAINED_S: f64 = 10.0;
 /// A captured piece's square whose readings since the capture have at least this median
 /// occupied probability holds a piece (see `Interpreter::captured_by_unseen`).
 const CAPTURED_OCCUPIED: f32 = 0.5;
@@ -217,9 +211,6 @@ pub struct Interpreter {
     /// Pawns lifted from the rank before their last: their colour and square. Only next to
     /// one can a promotion piece come onto the board (and be exchanged for another).
     promoting: Vec<(Color, Square)>,
-    /// Pieces that appeared unexplained (see `Interpreter::explain_appeared`): square, piece
-    /// read, when, the hand seen there.
-    unexplained: Vec<(Square, Piece, f64, Option<Hand>)>,
     /// Where the hands were (see [`Carried`]).
     carried: Carried,
 }
@@ -250,7 +241,7 @@ struct Unexchanged {
 impl Interpreter {
     /// Starts from `board`, nothing held.
     pub fn new(board: Board) -> Interpreter {
-        Interpreter { waiting: Vec::new(), seq: 0, board, held: Vec::new(), last_hand: None, last_t: 0.0, unexchanged: Vec::new(), out_of_sight: Vec::new(), glimpsed: Vec::new(), corrections: Vec::new(), promoting: Vec::new(), unexplained: Vec::new(), carried: Carried::default() }
+        Interpreter { waiting: Vec::new(), seq: 0, board, held: Vec::new(), last_hand: None, last_t: 0.0, unexchanged: Vec::new(), out_of_sight: Vec::new(), glimpsed: Vec::new(), corrections: Vec::new(), promoting: Vec::new(), carried: Carried::default() }
     }
 
     /// The squares of the other player's pieces that a piece in its own player's hand could
@@ -421,11 +412,6 @@ impl Interpreter {
     }
 
     fn read(&mut self, t: f64, obs: Observation, squares: &Squares, out: &mut Vec<Event>) {
-        // A hand leaves, or a piece is lifted: the readings since an unexplained appearance
-        // may tell now where it came from.
-        if matches!(obs, Observation::Left { .. } | Observation::Change { to: None, .. }) && !self.unexplained.is_empty() {
-            self.explain_appeared(t, squares, out);
-        }
         // The opponent acts: a promotion left waiting is over.
         if let Observation::Change { hand: Some(by), .. } | Observation::Touch { hand: Some(by), .. } | Observation::Knock { hand: Some(by), .. } = obs {
             self.exchange(t, |hand| hand.side != by.side, out);
@@ -457,7 +443,7 @@ impl Interpreter {
             }
             _ => {}
         }
-        self.read_now(t, obs, squares, out)
+        self.read_now(t, obs, out)
     }
 
     /// The held pieces that `which` picks were set down where the readings could not see them:
@@ -485,62 +471,6 @@ impl Interpreter {
         self.held.remove(i);
         self.last_hand = Some(hand);
         self.put_out_of_sight(t, sq, piece, hand, out);
-    }
-
-    /// A piece of `seen`'s colour appears on the empty `sq` and no hand holds one: it was
-    /// lifted where the readings could not tell (its square left reading half occupied, the
-    /// grid a little off or the piece's shadow there): see [`Interpreter::unseen_source`]. A
-    /// `lift` there with [`UNSEEN_CONF`], the stable board told; returns the new held piece's
-    /// index.
-    fn lifted_unseen(&mut self, t: f64, sq: Square, seen: Piece, hand: Option<Hand>, squares: &Squares, out: &mut Vec<Event>) -> Option<usize> {
-        let from = self.unseen_source(t, sq, seen, squares)?;
-        let hand = self.hand_or_guess(hand, seen.color);
-        let piece = self.lift_unseen(t, from, hand, out)?;
-        self.held.push(Held { hand, piece, from, at: t, other_moved: false, met: Bitboard::EMPTY });
-        Some(self.held.len() - 1)
-    }
-
-    /// Where a piece of `seen`'s colour that appeared on `sq` at `at` came from, when the
-    /// readings did not show it go: the one square of a piece of that colour (not a king) that
-    /// could go there whose median occupied probability fell by at least [`LIFTED_FALL`], from
-    /// the seconds before `at` to those since, those since mostly empty.
-    fn unseen_source(&self, at: f64, sq: Square, seen: Piece, squares: &Squares) -> Option<Square> {
-        let fell = |o: Square| {
-            let (Some(since), Some(before)) = (squares.occupied(o, at, f64::INFINITY), squares.occupied(o, at - UNSEEN_BEFORE_S, at)) else { return false };
-            since < 0.5 && before - since >= LIFTED_FALL
-        };
-        let could = |o: Square| self.board.piece_at(o).is_some_and(|p| could_move(p, o, sq, &self.board));
-        let candidates: Vec<Square> = (self.board.by_color(seen.color) & !self.board.kings()).into_iter().filter(|&o| could(o) && fell(o)).collect();
-        match candidates[..] {
-            [from] => Some(from),
-            _ => None,
-        }
-    }
-
-    /// Pieces that appeared where no held piece could go and no source was seen (kept as
-    /// misreads), looked at again once the readings since tell more (a hand leaves, a piece is
-    /// lifted): one still read there, with one source whose readings have turned since
-    /// ([`Interpreter::unseen_source`]), was moved from there: a `lift` and a `release`, with
-    /// [`UNSEEN_CONF`]. Those older than [`UNEXPLAINED_S`] are forgotten.
-    fn explain_appeared(&mut self, t: f64, squares: &Squares, out: &mut Vec<Event>) {
-        for (sq, seen, at, hand) in std::mem::take(&mut self.unexplained) {
-            if self.board.piece_at(sq).is_some() || squares.board().piece_at(sq) != Some(seen) {
-                continue;
-            }
-            let Some(from) = self.unseen_source(at, sq, seen, squares) else {
-                if t - at < UNEXPLAINED_S {
-                    self.unexplained.push((sq, seen, at, hand));
-                }
-                continue;
-            };
-            let hand = self.hand_or_guess(hand, seen.color);
-            // Moved when it appeared, as far as the events already out allow.
-            let t = self.no_earlier(at, t);
-            let Some(piece) = self.lift_unseen(t, from, hand, out) else { continue };
-            self.board.set_piece_at(sq, piece);
-            self.corrections.push(Correction { sq, piece: Some(piece), t, out_of_sight: false });
-            out.push(Event { t, action: Action::Release(sq), hand, conf: Some(UNSEEN_CONF), hand_conf: None });
-        }
     }
 
     /// `hand` set `piece` down on `sq`, where the readings cannot see it: a `release` with
@@ -599,7 +529,7 @@ impl Interpreter {
         }
     }
 
-    fn read_now(&mut self, t: f64, obs: Observation, squares: &Squares, out: &mut Vec<Event>) {
+    fn read_now(&mut self, t: f64, obs: Observation, out: &mut Vec<Event>) {
         let emit = |hand: Hand, action: Action, conf: f32, out: &mut Vec<Event>| {
             out.push(Event { t, action, hand, conf: Some(conf), hand_conf: None });
         };
@@ -633,10 +563,6 @@ impl Interpreter {
                     (_, Some(seen), _) => self.holder(sq, seen, hand),
                     (_, None, _) => None,
                 };
-                let holder = match (holder, from, to) {
-                    (None, None, Some(seen)) => self.lifted_unseen(t, sq, seen, hand, squares, out),
-                    _ => holder,
-                };
                 // A pawn of its colour lifted from, or still on, the rank before the last, beside
                 // it (the readings may see the new piece before the pawn gone).
                 let promoting = to.is_some_and(|seen| {
@@ -653,10 +579,8 @@ impl Interpreter {
                     // down (by a hand seen there), next to a pawn lifted to promote: pieces come
                     // onto the board from off it only as promotion pieces. The hand itself, or
                     // its shadow, read as a piece, or a piece standing there read in the other
-                    // colour; or moved from where the readings have not told yet.
-                    if from.is_none() {
-                        self.unexplained.push((sq, seen, t, hand));
-                    }
+                    // colour; or moved from where the readings have not told yet (the game
+                    // decoder reads that move, and the pipeline gives it its own events).
                     return;
                 }
                 set_content(&mut self.board, sq, to);

@@ -876,39 +876,6 @@ mod tests {
     }
 
     #[test]
-    fn a_piece_that_appears_came_from_the_square_whose_readings_turned_towards_empty() {
-        // White plays e4; with the grid a little off, e2 then reads only 70 % empty, never
-        // enough to change the stable board. The pawn on e4 came from there, the one square of
-        // a white piece that could go to e4 whose readings turned.
-        let start = Board::default();
-        let mut e4 = start.clone();
-        e4.set_piece_at(Square::E4, Piece::from_char('P').unwrap());
-        let half_empty = |r: &mut Reading| {
-            let e2 = &mut r.squares[Square::E2 as usize];
-            e2.classes = [0.0; CLASSES];
-            e2.classes[0] = 0.7;
-            e2.classes[piece_class(Some(Piece::from_char('P').unwrap()))] = 0.3;
-        };
-        let mut tracker = Tracker::new(start.clone(), Options::default());
-        let (mut out, mut t) = (Vec::new(), 0.0);
-        feed_arm(&mut tracker, &mut t, &start, None, &[], 30, &mut out);
-        for (board, arm_over) in [(&start, true), (&start, true), (&e4, true), (&e4, false), (&e4, false)] {
-            let edited = |r: &mut Reading| {
-                if board == &e4 {
-                    half_empty(r);
-                }
-                if arm_over {
-                    arm(&mut r.hands.white, 30, 27..=53);
-                }
-            };
-            feed_edited(&mut tracker, &mut t, board, 6, &mut out, edited);
-        }
-        tracker.finish(&mut out);
-        assert_eq!(actions(&out), [("lift", Some(Square::E2)), ("release", Some(Square::E4))], "{out:?}");
-        assert_eq!(out[0].conf, Some(interpret::UNSEEN_CONF));
-    }
-
-    #[test]
     fn an_unsure_square_no_hand_came_near_does_not_hold_the_events_back() {
         // a7 reads half empty, half a pawn, from the start and all along; White plays Nf3.
         let start = Board::default();
