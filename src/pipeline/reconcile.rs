@@ -21,8 +21,8 @@ use crate::rules::{Engine, Record};
 /// hand it was is not known, so no ruling on hands (4.1) rests on it.
 const UNSEEN_HAND_CONF: f32 = 0.5;
 
-/// The `conf` of a move's own events: the board shows the move, the moment of each event is
-/// the decoder's.
+/// The `conf` of a move's own events at most (the decoder's own confidence where it is lower):
+/// the board shows the move, the moment of each event is the decoder's.
 const MOVE_CONF: f32 = 0.9;
 
 /// The `conf` of an illegal move's own events, under the engine's default `--min-conf`: an
@@ -210,7 +210,7 @@ fn own_events(m: &DecodedMove, hand: Option<Hand>, earliest: f64) -> Vec<Event> 
         }
         Move::Put { .. } => {}
     }
-    let conf = if m.illegal { UNSEEN_ILLEGAL_CONF } else { MOVE_CONF };
+    let conf = if m.illegal { UNSEEN_ILLEGAL_CONF } else { MOVE_CONF.min(m.conf) };
     let n = actions.len().max(1) as f64;
     let began = m.began.max(earliest);
     let span = (m.t - began).max(0.0);

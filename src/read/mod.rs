@@ -10,9 +10,10 @@
 //! move, a piece held with no hand in view). The cheapest history wins, Viterbi-style, so a
 //! misread that a later reading contradicts is outvoted rather than followed.
 //!
-//! A move goes out (fixed lag) once it has led for [`Options::lag_s`] and no hand covers its
-//! squares; its time is when its position first took the lead and kept it. A move that led and
-//! then lost the lead before going out is a correction, said as a [`Decoded::Correction`].
+//! A move goes out (fixed lag) once the history holding it has led for [`Options::lag_s`] and no
+//! hand covers its squares. Its times are those at which that history first showed it begun and
+//! done. A move that led for the lag and then lost the lead before going out is a correction,
+//! said as a [`Decoded::Correction`].
 
 pub mod hypothesis;
 pub mod observe;
@@ -21,7 +22,7 @@ pub mod start;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use shakmaty::{Bitboard, Board, Chess, Color, Move, Position};
+use shakmaty::{Bitboard, Board, Chess, Move, Position};
 
 use crate::detect::Reading;
 use hypothesis::{Node, Step, Transition};
@@ -421,14 +422,10 @@ impl Decoder {
             return;
         }
         self.leading.drain(..sent);
-        // Only histories through the moves sent remain.
+        // Only histories through the moves sent remain (the leading one among them: the moves
+        // sent are its own).
         let tip = self.out.clone().expect("a move was sent");
         self.beam.retain(|n| n.hist.as_ref().and_then(|h| h.at(tip.depth)).is_some_and(|s| Arc::ptr_eq(&s, &tip)));
-        if self.beam.is_empty() {
-            // Cannot happen: the leading hypothesis holds the moves sent.
-            let pos = hypothesis::after(&tip.before, tip.mv, tip.illegal);
-            self.beam.push(Node { shown: pos.board().clone(), pos, cost: 0.0, hist: Some(tip), began: t });
-        }
     }
 
     /// How sure the decoder is of `step`: the best history that does not hold it, against the
@@ -442,11 +439,6 @@ impl Decoder {
             .fold(f64::INFINITY, f64::min);
         let margin = rival - self.beam[0].cost;
         (1.0 / (1.0 + (-margin).exp())) as f32
-    }
-
-    /// The side whose move is under way or next in the leading history.
-    pub fn to_move(&self) -> Color {
-        self.beam[0].pos.turn()
     }
 }
 

@@ -13,8 +13,8 @@ use shakmaty::{Bitboard, Board, Color, Piece, Square};
 use crate::detect::Reading;
 use crate::detect::reading::{CLASSES, piece_class};
 
-/// The observation model's parameters (`training/fit_decoder.py`-style grid fits live in
-/// `touchmove fit-decoder`; see `docs/how-it-works.md`).
+/// The observation model's parameters, checked with the decoder's costs on labelled clips by
+/// `examples/fit_decoder.rs` (see `docs/measuring.md`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Params {
     /// Floor added to every probability: a square's reading can cost at most about
