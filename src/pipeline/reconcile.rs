@@ -123,9 +123,7 @@ impl Reconciler {
         for ev in self.events.iter().filter(|e| e.t <= flushed) {
             trial.apply(ev, &mut Vec::new());
         }
-        let mut after = m.before.clone();
-        after.play_unchecked(m.mv);
-        let squares = crate::rules::differing(m.before.board(), after.board());
+        let squares = crate::rules::differing(m.before.board(), m.after().board());
         let moved = crate::rules::differing(m.before.board(), trial.board());
         trial.position() == &m.before && trial.standing() != Some(m.mv) && moved.any() && (moved & !squares).is_empty()
     }

@@ -153,15 +153,9 @@ impl Transition {
 
     /// No piece appears more often than before and after the move.
     fn possible(&self, before: &Board, edits: &[(Square, Option<Piece>)]) -> bool {
+        let shown = edited(before, edits);
         edits.iter().filter_map(|&(_, p)| p).all(|piece| {
             let count = |b: &Board| b.by_piece(piece).count();
-            let mut shown = before.clone();
-            for &(sq, p) in edits {
-                match p {
-                    Some(p) => shown.set_piece_at(sq, p),
-                    None => shown.discard_piece_at(sq),
-                }
-            }
             count(&shown) <= count(before).max(count(self.after.board()))
         })
     }
@@ -176,6 +170,18 @@ pub fn after(before: &Chess, mv: Move, illegal: bool) -> Chess {
     let mut after = before.clone();
     after.play_unchecked(mv);
     after
+}
+
+/// `board` with each square of `edits` holding its piece, or nothing.
+fn edited(board: &Board, edits: &[(Square, Option<Piece>)]) -> Board {
+    let mut out = board.clone();
+    for &(sq, p) in edits {
+        match p {
+            Some(p) => out.set_piece_at(sq, p),
+            None => out.discard_piece_at(sq),
+        }
+    }
+    out
 }
 
 /// The squares that differ between two boards, with their contents.
@@ -237,14 +243,7 @@ impl Node {
 
     /// The node showing `edits` to its position's board, the move begun at `began`.
     pub fn between(&self, edits: &[(Square, Option<Piece>)], cost: f64, began: f64) -> Node {
-        let mut shown = self.pos.board().clone();
-        for &(sq, p) in edits {
-            match p {
-                Some(p) => shown.set_piece_at(sq, p),
-                None => shown.discard_piece_at(sq),
-            }
-        }
-        Node { pos: self.pos.clone(), shown, cost, hist: self.hist.clone(), began }
+        Node { pos: self.pos.clone(), shown: edited(self.pos.board(), edits), cost, hist: self.hist.clone(), began }
     }
 }
 

@@ -339,14 +339,8 @@ impl Decoder {
                 for first in legal.iter() {
                     let then = self.transitions(&first.after);
                     for second in then.iter() {
-                        let mut board = first.after.board().clone();
-                        for c in &second.changes {
-                            match c.new {
-                                Some(p) => board.set_piece_at(c.sq, p),
-                                None => board.discard_piece_at(c.sq),
-                            }
-                        }
-                        let delta: f64 = crate::rules::differing(&node.shown, &board).into_iter().map(|sq| ev.square(sq, board.piece_at(sq)) - ev.square(sq, node.shown.piece_at(sq))).sum();
+                        let board = second.after.board();
+                        let delta: f64 = crate::rules::differing(&node.shown, board).into_iter().map(|sq| ev.square(sq, board.piece_at(sq)) - ev.square(sq, node.shown.piece_at(sq))).sum();
                         let price = 2.0 * costs.legal + costs.skip + costs.price(first) + costs.price(second);
                         if delta + price < 0.0 {
                             let mid = node.complete(first, 0.0, t);
