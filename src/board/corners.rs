@@ -4,6 +4,15 @@
 //! is then placed on the board's 9x9 grid lines where the most X-junctions of a chessboard are
 //! seen at the 49 inner corners, and the grid is refitted to every inner corner that shows one
 //! (not only the block's). Several detector settings and image scales are tried in turn.
+//!
+//! Where the detector finds no block (pieces on every band of ranks), the board's outline is
+//! used: the large four-sided contours of the image (a board's edge, the line around its playing
+//! area, the frame itself for a board that fills it), each tried with a printed border of several
+//! widths, refitted to the inner corners and kept when its X-junctions are those of a board.
+//!
+//! [`candidates`] keeps every distinct grid it meets, across scales and placements whose
+//! junctions come close to the best, for a reader that can tell a chess position from a shifted
+//! grid (`photo::locate`) to choose among.
 
 use opencv::core::{Mat, Point2f, Size, Vector};
 use opencv::prelude::*;
@@ -39,12 +48,45 @@ const REFINE_MIN_CORNERS: usize = 12;
 /// How far, in squares, a corner may move in a refit: further, it latched onto something else.
 const REFINE_MAX_SHIFT: f64 = 0.25;
 
+/// Placements of a block on the grid lines kept as candidates: those whose junctions reach this
+/// share of the best placement's.
+const PLACE_KEEP: f64 = 0.7;
+
+/// Two grids closer than this, in squares at every corner, are one candidate.
+const SAME_GRID: f64 = 0.25;
+
+/// Widths tried, in squares, of the border between a board's outline and its playing area.
+const BORDERS: [f64; 8] = [0.0, 0.1, 0.2, 0.3, 0.45, 0.6, 0.8, 1.0];
+
+/// Smallest outline tried, as a share of the image's area.
+const MIN_OUTLINE_AREA: f64 = 0.04;
+
+/// Outlines tried at most, largest first.
+const MAX_OUTLINES: usize = 8;
+
+/// Weakest mean X-junction contrast, in grey levels, of a grid taken from an outline: a board's
+/// squares alternate far more than this, a table's or a wall's texture far less.
+const MIN_OUTLINE_JUNCTIONS: f64 = 12.0;
+
 /// The playing area's outer corners in image order (top-left, top-right, bottom-right,
-/// bottom-left) in `image` (BGR or grey), or `None` if no board is found.
+/// bottom-left) in `image` (BGR or grey), or `None` if no board is found: the first grid found,
+/// placed where its junctions are strongest.
 pub fn find(image: &Mat) -> Result<Option<[Px; 4]>, BoardError> {
+    Ok(search(image, false)?.into_iter().next())
+}
+
+/// Every distinct playing area found in `image`, in image order, the first being [`find`]'s:
+/// the first block at each search scale, each placed at every offset whose junctions come close
+/// to the best. Empty if no board is found.
+pub fn candidates(image: &Mat) -> Result<Vec<[Px; 4]>, BoardError> {
+    search(image, true)
+}
+
+fn search(image: &Mat, all: bool) -> Result<Vec<[Px; 4]>, BoardError> {
     let gray = grey(image)?;
     let long = f64::from(gray.cols().max(gray.rows()));
     let mut tried: Vec<f64> = Vec::new();
+    let mut found: Vec<[Px; 4]> = Vec::new();
     for side in SEARCH_SIDES {
         let scale = (side / long).min(1.0);
         if tried.contains(&scale) {
@@ -53,15 +95,105 @@ pub fn find(image: &Mat) -> Result<Option<[Px; 4]>, BoardError> {
         tried.push(scale);
         let mut small = Mat::default();
         imgproc::resize(&gray, &mut small, Size::default(), scale, scale, imgproc::INTER_AREA)?;
-        if let Some(corners) = find_at(&small)? {
-            return Ok(Some(corners.map(|p| Px { x: p.x / scale, y: p.y / scale })));
+        let mut here = find_at(&small, all)?;
+        if here.is_empty() || all {
+            here.extend(from_outlines(&small, all)?);
+        }
+        for corners in here {
+            let corners = corners.map(|p| Px { x: p.x / scale, y: p.y / scale });
+            if !found.iter().any(|f| same_grid(f, &corners)) {
+                found.push(corners);
+            }
+        }
+        if !all && !found.is_empty() {
+            break;
         }
     }
-    Ok(None)
+    Ok(found)
 }
 
-/// The board in an image already scaled for the search, in its pixels.
-fn find_at(small: &Mat) -> Result<Option<[Px; 4]>, BoardError> {
+/// Grids taken from the board's outline in an image scaled for the search: for each large
+/// four-sided contour, the border width whose refitted grid shows the strongest X-junctions,
+/// kept if they are a board's. Strongest first; with `all`, every outline's, else the best.
+fn from_outlines(small: &Mat, all: bool) -> Result<Vec<[Px; 4]>, BoardError> {
+    let mut scored: Vec<(f64, Homography)> = Vec::new();
+    for outline in outlines(small)? {
+        let mut best: Option<(f64, Homography)> = None;
+        for b in BORDERS {
+            let units = [(-b, -b), (8.0 + b, -b), (8.0 + b, 8.0 + b), (-b, 8.0 + b)];
+            // A degenerate fit (an outline far from a board's shape) is no candidate.
+            let Ok((score, h)) = Homography::fit(&units, &outline.map(|p| (p.x, p.y))).and_then(|h| refine(small, h)).and_then(|h| Ok((junctions(small, &h)?, h))) else {
+                continue;
+            };
+            if best.as_ref().is_none_or(|(s, _)| score > *s) {
+                best = Some((score, h));
+            }
+        }
+        if let Some((score, h)) = best.filter(|(s, _)| *s >= MIN_OUTLINE_JUNCTIONS) {
+            scored.push((score, h));
+        }
+    }
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let keep = if all { scored.len() } else { 1 };
+    Ok(scored
+        .into_iter()
+        .take(keep)
+        .map(|(_, h)| {
+            image_order([(0.0, 0.0), (8.0, 0.0), (8.0, 8.0), (0.0, 8.0)].map(|p| {
+                let (x, y) = h.apply(p);
+                Px { x, y }
+            }))
+        })
+        .collect())
+}
+
+/// The large convex four-sided contours of a grey image (edges, then polygons), largest first,
+/// and the image's own frame last (a board that fills it), each in image order.
+fn outlines(gray: &Mat) -> Result<Vec<[Px; 4]>, BoardError> {
+    let mut blurred = Mat::default();
+    imgproc::gaussian_blur_def(gray, &mut blurred, Size::new(5, 5), 0.0)?;
+    let mut edges = Mat::default();
+    imgproc::canny_def(&blurred, &mut edges, 40.0, 120.0)?;
+    let mut thick = Mat::default();
+    let kernel = imgproc::get_structuring_element_def(imgproc::MORPH_RECT, Size::new(3, 3))?;
+    imgproc::dilate_def(&edges, &mut thick, &kernel)?;
+    let mut contours = Vector::<Vector<opencv::core::Point>>::new();
+    imgproc::find_contours_def(&thick, &mut contours, imgproc::RETR_LIST, imgproc::CHAIN_APPROX_SIMPLE)?;
+    let image_area = f64::from(gray.cols()) * f64::from(gray.rows());
+    let mut quads: Vec<(f64, [Px; 4])> = Vec::new();
+    for contour in contours.iter() {
+        let perimeter = imgproc::arc_length(&contour, true)?;
+        let mut polygon = Vector::<opencv::core::Point>::new();
+        imgproc::approx_poly_dp(&contour, &mut polygon, 0.02 * perimeter, true)?;
+        if polygon.len() != 4 || !imgproc::is_contour_convex(&polygon)? {
+            continue;
+        }
+        let area = imgproc::contour_area_def(&polygon)?;
+        if area < MIN_OUTLINE_AREA * image_area {
+            continue;
+        }
+        let corners: Vec<Px> = polygon.iter().map(|p| Px { x: f64::from(p.x), y: f64::from(p.y) }).collect();
+        let quad = image_order([corners[0], corners[1], corners[2], corners[3]]);
+        if !quads.iter().any(|(_, q)| same_grid(q, &quad)) {
+            quads.push((area, quad));
+        }
+    }
+    quads.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut out: Vec<[Px; 4]> = quads.into_iter().take(MAX_OUTLINES).map(|(_, q)| q).collect();
+    let (w, h) = (f64::from(gray.cols() - 1), f64::from(gray.rows() - 1));
+    out.push([Px { x: 0.0, y: 0.0 }, Px { x: w, y: 0.0 }, Px { x: w, y: h }, Px { x: 0.0, y: h }]);
+    Ok(out)
+}
+
+/// Whether two playing areas (image order) are the same grid.
+fn same_grid(a: &[Px; 4], b: &[Px; 4]) -> bool {
+    let square = (a[0].x - a[2].x).hypot(a[0].y - a[2].y) / (8.0 * std::f64::consts::SQRT_2);
+    a.iter().zip(b).all(|(p, q)| (p.x - q.x).hypot(p.y - q.y) < SAME_GRID * square)
+}
+
+/// The boards in an image already scaled for the search, in its pixels: the first block the
+/// detector finds, at its best placement (and, with `all`, at every placement close to it).
+fn find_at(small: &Mat, all: bool) -> Result<Vec<[Px; 4]>, BoardError> {
     for flags in FLAGS {
         for (cols, rows) in PATTERNS {
             let mut found = Vector::<Point2f>::new();
@@ -72,15 +204,21 @@ fn find_at(small: &Mat) -> Result<Option<[Px; 4]>, BoardError> {
             if lattice_error(&points, cols, rows)? > MAX_LATTICE_ERROR {
                 continue;
             }
-            let h = refine(small, place(small, &points, cols, rows)?)?;
-            let outer = [(0.0, 0.0), (8.0, 0.0), (8.0, 8.0), (0.0, 8.0)].map(|p| {
-                let (x, y) = h.apply(p);
-                Px { x, y }
-            });
-            return Ok(Some(image_order(outer)));
+            let placements = place(small, &points, cols, rows)?;
+            let keep = if all { placements.len() } else { 1 };
+            let mut out = Vec::new();
+            for h in placements.into_iter().take(keep) {
+                let h = refine(small, h)?;
+                let outer = [(0.0, 0.0), (8.0, 0.0), (8.0, 8.0), (0.0, 8.0)].map(|p| {
+                    let (x, y) = h.apply(p);
+                    Px { x, y }
+                });
+                out.push(image_order(outer));
+            }
+            return Ok(out);
         }
     }
-    Ok(None)
+    Ok(Vec::new())
 }
 
 /// Grid coordinates of a `cols` x `rows` block starting at grid line (`ox`, `oy`), in the
@@ -104,20 +242,20 @@ fn lattice_error(points: &[(f64, f64)], cols: i32, rows: i32) -> Result<f64, Boa
 }
 
 /// Puts a block of corners on the board's grid lines 0..=8 (a detector may take the board's
-/// edge for a row of corners): every offset is tried and the one with the strongest
-/// chessboard X-junctions at the 49 inner corners kept. Returns board units to image.
-fn place(gray: &Mat, points: &[(f64, f64)], cols: i32, rows: i32) -> Result<Homography, BoardError> {
-    let mut best: Option<(f64, Homography)> = None;
+/// edge for a row of corners): every offset is tried and scored by its chessboard X-junctions at
+/// the 49 inner corners. Returns board units to image for the strongest offset first, then the
+/// others reaching [`PLACE_KEEP`] of it, strongest first.
+fn place(gray: &Mat, points: &[(f64, f64)], cols: i32, rows: i32) -> Result<Vec<Homography>, BoardError> {
+    let mut scored: Vec<(f64, Homography)> = Vec::new();
     for ox in 0..=(9 - cols) {
         for oy in 0..=(9 - rows) {
             let h = Homography::fit(&block(cols, rows, ox, oy), points)?;
-            let score = junctions(gray, &h)?;
-            if best.as_ref().is_none_or(|(s, _)| score > *s) {
-                best = Some((score, h));
-            }
+            scored.push((junctions(gray, &h)?, h));
         }
     }
-    Ok(best.expect("at least one offset is tried").1)
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let best = scored.first().map_or(0.0, |s| s.0);
+    Ok(scored.into_iter().filter(|(s, _)| *s >= PLACE_KEEP * best).map(|(_, h)| h).collect())
 }
 
 /// The mean X-junction contrast, in grey levels, at the 49 inner corners of the board

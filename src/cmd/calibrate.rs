@@ -10,6 +10,9 @@ use opencv::prelude::MatTraitConst;
 use super::Exit;
 use crate::board::{self, Calibration, Found, Layout, Px, WhiteEdge};
 use crate::capture::{Capture, Source, Stills};
+use crate::detect::{DEFAULT_MODEL, Model, SetCorrection};
+use shakmaty::Position;
+use crate::photo::{self, PhotoError, locate, reference};
 
 /// Arguments of `touchmove calibrate`.
 #[derive(Debug, clap::Args)]
@@ -21,8 +24,15 @@ corners a8, h8, h1, a1 in pixels, the homography to the top-down board, the imag
 edge and the source. `analyse` and `live` read it.\n\n\
 The corners are found automatically unless --corners gives them; White's edge is read from the \
 start position's colours unless --white gives it (or --corners, whose order fixes it).\n\n\
-Exit codes: 0 saved, 1 no board found or the file could not be written, 2 bad arguments or a \
-source that cannot be read.",
+The set in front of the camera is learnt from the same frame when it shows a known position \
+(--fen, by default the start position): a small correction of the board model for these pieces \
+under this light, kept only if squares held out of the fit read better with it, and saved as \
+DIR/NAME.set.json, which `analyse` and `live` use. When the position is known, it also settles \
+which grid is the board and which way round it lies. A frame with hands over the board, or that \
+does not show --fen, is refused, naming the squares (with the default start position: a warning, \
+and no set). An empty board teaches nothing: no set is learnt.\n\n\
+Exit codes: 0 saved, 1 no board found or the file could not be written, 2 bad arguments, a \
+source that cannot be read, or a frame that does not show --fen.",
     after_help = "Examples:\n  touchmove calibrate ../shared/data/webcam-boards/emptyBoard001.avi --white left --name club-board-3\n  touchmove calibrate 0 --corners 132,89,492,90,497,451,122,462 --name camera0\n  touchmove calibrate 'game/*.jpg' --name game    (photos, in name order; quote the glob)"
 )]
 pub struct Args {
@@ -48,6 +58,15 @@ pub struct Args {
     /// Also write the warped, top-down board (a8 top-left) to this image, to check by eye.
     #[arg(long, value_name = "FILE.jpg")]
     pub preview: Option<PathBuf>,
+    /// The position the frame shows, to learn the set from (default: the initial position).
+    #[arg(long, value_name = "FEN")]
+    pub fen: Option<String>,
+    /// Do not learn the set: the shipped model alone reads the pieces.
+    #[arg(long)]
+    pub no_set: bool,
+    /// The board model the set is learnt for (ONNX).
+    #[arg(long, value_name = "FILE.onnx", default_value = DEFAULT_MODEL)]
+    pub model: PathBuf,
 }
 
 /// Runs the command; prints the path of the calibration written.
@@ -84,7 +103,30 @@ pub fn run(args: &Args) -> Exit {
             return Exit::Failed(format!("{source}: no board found in the first {searched} frames; give the corners with --corners"));
         }
     };
+    let known = match super::start_position(args.fen.as_deref()) {
+        Ok(position) => position.board().clone(),
+        Err(e) => return Exit::BadInput(format!("--fen: {e}")),
+    };
+    let mut model = match args.no_set {
+        true => None,
+        false => match Model::load(&args.model, 2) {
+            Ok(m) => Some(m),
+            Err(e) => return Exit::Failed(e.to_string()),
+        },
+    };
+    let located = match (&mut model, found.1, args.white) {
+        (Some(model), Found::Auto, None) => match locate::locate(model, &frame.image, Some(&known)) {
+            Ok(l) if reference::check(&l.reading, &known).is_ok() => Some(l),
+            _ => None,
+        },
+        _ => None,
+    };
     let (corners, white) = match found {
+        _ if located.is_some() => {
+            let l = located.as_ref().expect("just checked");
+            tracing::info!("board and White's edge chosen by the position, {:.1}% sure among {} grids and turns", 100.0 * l.sure, l.tried);
+            (l.corners, edge_of(&l.corners))
+        }
         (corners, Found::Given) => {
             let from_corners = edge_of(&corners);
             if let Some(w) = args.white.filter(|w| *w != from_corners) {
@@ -134,7 +176,42 @@ pub fn run(args: &Args) -> Exit {
     }
     tracing::info!(frame = frame.index, ?white, found = ?cal.found, "calibrated");
     println!("{}", path.display());
-    Exit::Ok
+    match model {
+        Some(mut model) => learn_set(&mut model, &frame.image, &cal, &known, args.fen.is_some(), &path, format!("{source}, frame {}", frame.index)),
+        None => Exit::Ok,
+    }
+}
+
+/// Learns the set from the calibration's frame and saves it beside the calibration at `path`.
+/// A frame that cannot teach it is refused when the position was given, and warned about when it
+/// is only the default start.
+fn learn_set(model: &mut Model, image: &opencv::core::Mat, cal: &Calibration, known: &shakmaty::Board, given: bool, path: &Path, reference: String) -> Exit {
+    let started = std::time::Instant::now();
+    let set_path = SetCorrection::path_beside(path);
+    let learnt = match photo::recognise_with(model, image, cal.corners, true) {
+        Ok(seen) if seen.board.occupied().is_empty() && known.occupied().count() > 0 => {
+            tracing::warn!("the board is empty: no set learnt (calibrate again with the pieces set up to learn it)");
+            return Exit::Ok;
+        }
+        Ok(_) => reference::learn(model, image, cal.corners, known, reference),
+        Err(e) => Err(e),
+    };
+    match learnt {
+        Ok(set) => {
+            if let Err(e) = set.save(&set_path) {
+                return Exit::Failed(e.to_string());
+            }
+            tracing::info!(seconds = started.elapsed().as_secs_f64(), "set learnt: {}", set.summary());
+            println!("{}", set_path.display());
+            Exit::Ok
+        }
+        Err(e @ (PhotoError::HandsOver(_) | PhotoError::NotThePosition(_))) if !given => {
+            tracing::warn!("no set learnt: {e}");
+            Exit::Ok
+        }
+        Err(e @ (PhotoError::HandsOver(_) | PhotoError::NotThePosition(_))) => Exit::BadInput(format!("{}: {e}", cal.source)),
+        Err(e) => Exit::Failed(format!("{}: {e}", cal.source)),
+    }
 }
 
 /// Parses `x,y,x,y,x,y,x,y`.

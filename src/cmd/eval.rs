@@ -9,12 +9,14 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use opencv::prelude::MatTraitConst;
-use shakmaty::{CastlingMode, Chess};
+use shakmaty::{CastlingMode, Chess, Position};
 
 use super::Exit;
 use crate::board::{Calibration, Found, Px, WhiteEdge};
 use crate::capture::{Capture, Source};
 use crate::eval::labels::{CalibrationSource, Labels};
+use crate::detect::{Model, SetCorrection};
+use crate::photo::{PhotoError, reference};
 use crate::pipeline::{self, Config};
 use crate::rules;
 use crate::eval::predicted::Predicted;
@@ -54,6 +56,10 @@ pub struct Args {
     /// The board model (ONNX).
     #[arg(long, value_name = "FILE.onnx", default_value = crate::detect::DEFAULT_MODEL)]
     pub model: PathBuf,
+    /// Learn each clip's set from its first frame and labelled start position first, as
+    /// `calibrate` does (a first frame that cannot teach it: a warning, and the shipped model).
+    #[arg(long, conflicts_with = "predictions")]
+    pub adapt: bool,
     /// Also write the report as JSON.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -106,7 +112,7 @@ pub fn run(args: &Args, out: &mut impl Write) -> Exit {
                 (dir.clone(), predictions(&dir))
             }
             None => {
-                match analyse(&labels, dir, &out_root.join(name), &args.model) {
+                match analyse(&labels, dir, &out_root.join(name), &args.model, args.adapt) {
                     Ok(p) => (out_root.join(name), Ok(p)),
                     Err(e) => return Exit::Failed(e),
                 }
@@ -173,14 +179,33 @@ pub fn calibration(labels: &Labels, dir: &Path) -> Result<Calibration, String> {
     }
 }
 
+/// The set learnt from the first frame of `video`, which shows `board`; `None` (with a warning)
+/// where that frame cannot teach it.
+fn learn_set(video: &Path, calibration: &Calibration, board: &shakmaty::Board, model: &Path) -> Result<Option<SetCorrection>, String> {
+    let mut capture = Capture::open(&Source::recording(video)).map_err(|e| e.to_string())?;
+    let frame = capture.next_frame().map_err(|e| e.to_string())?.ok_or("no frame to learn the set from")?;
+    let mut model = Model::load(model, 2).map_err(|e| e.to_string())?;
+    let cal = calibration.at_size([frame.image.cols() as u32, frame.image.rows() as u32]).map_err(|e| e.to_string())?;
+    match reference::learn(&mut model, &frame.image, cal.corners, board, format!("{}, frame 0", video.display())) {
+        Ok(set) => Ok(Some(set)),
+        Err(e @ (PhotoError::HandsOver(_) | PhotoError::NotThePosition(_))) => {
+            tracing::warn!("{}: no set learnt: {e}", video.display());
+            Ok(None)
+        }
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 /// Runs the pipeline on one labelled clip (in `dir`) into `out`, as `touchmove analyse` would,
 /// and reads back what it wrote. The clip's spoken declarations ("j'adoube", which no camera
 /// sees) are taken from its labelled `adjust` events, standing for an audio channel.
-fn analyse(labels: &Labels, dir: &Path, out: &Path, model: &Path) -> Result<Predicted, String> {
+fn analyse(labels: &Labels, dir: &Path, out: &Path, model: &Path, adapt: bool) -> Result<Predicted, String> {
     let video = labels.video.clone();
     let calibration = calibration(labels, dir)?;
     let start = labels.fen.clone().into_position::<Chess>(CastlingMode::Standard).map_err(|e| format!("{}: fen: {e}", dir.display()))?;
+    let set = if adapt { learn_set(&video, &calibration, start.board(), model).map_err(|e| format!("{}: {e}", dir.display()))? } else { None };
     let config = Config {
+        set,
         rules: rules::Options { clock: false, declarations: true, ..rules::Options::default() },
         declarations: labels.declarations.clone(),
         ..Config::offline(Source::recording(&video), calibration, model.to_owned(), start, out.to_owned())

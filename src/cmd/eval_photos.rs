@@ -13,7 +13,7 @@ use serde_json::json;
 use super::Exit;
 use crate::board::{Px, corners};
 use crate::detect::{CLASSES, DEFAULT_MODEL, Model};
-use crate::photo::{self, class_letter, classes_of};
+use crate::photo::{self, class_letter, classes_of, locate, reference};
 
 /// Arguments of `touchmove eval-photos`.
 #[derive(Debug, clap::Args)]
@@ -41,6 +41,14 @@ pub struct Args {
     /// The board model (ONNX).
     #[arg(long, value_name = "FILE.onnx", default_value = DEFAULT_MODEL)]
     pub model: PathBuf,
+    /// Ignore the labels' corners: find each board and its orientation as `recognise` does
+    /// without --corners, and score that.
+    #[arg(long)]
+    pub find: bool,
+    /// Learn each folder's set first (see `calibrate --fen`) from its first labelled photo (the
+    /// first held out, with --held-out), and score the others.
+    #[arg(long)]
+    pub adapt: bool,
     /// Also write the scores as JSON.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -105,6 +113,23 @@ pub fn run(args: &Args, out: &mut impl std::io::Write) -> Exit {
         let only = held_out.as_ref().map(|m| m.get(&name).cloned().unwrap_or_default());
         let mut tally = Tally::default();
         let mut wrong_lines = Vec::new();
+        let mut adapted = String::new();
+        let reference = if args.adapt {
+            let mut candidates = labels.iter().filter_map(|v| v.get("image").and_then(|i| i.as_str()));
+            match candidates.find(|i| only.as_ref().is_none_or(|o| o.iter().any(|x| x == i))) {
+                Some(image) => {
+                    let value = labels.iter().find(|v| v.get("image").and_then(|i| i.as_str()) == Some(image)).cloned().unwrap_or_default();
+                    match learn_set(&mut model, dir, value) {
+                        Ok(summary) => adapted = format!("set learnt from {image}: {summary}\n"),
+                        Err(e) => return e,
+                    }
+                    Some(image.to_owned())
+                }
+                None => None,
+            }
+        } else {
+            None
+        };
         for (i, value) in labels.iter().enumerate() {
             if value.get("image").is_none() {
                 continue; // entries for clips, not photos
@@ -113,7 +138,7 @@ pub fn run(args: &Args, out: &mut impl std::io::Write) -> Exit {
                 Ok(l) => l,
                 Err(e) => return Exit::BadInput(format!("{}: entry {i}: {e}", labels_path.display())),
             };
-            if only.as_ref().is_some_and(|o| !o.contains(&label.image)) {
+            if only.as_ref().is_some_and(|o| !o.contains(&label.image)) || reference.as_ref() == Some(&label.image) {
                 continue;
             }
             let truth = match label.fen.split(' ').next().unwrap_or("").parse::<shakmaty::fen::Fen>() {
@@ -126,10 +151,11 @@ pub fn run(args: &Args, out: &mut impl std::io::Write) -> Exit {
                 _ => return Exit::BadInput(format!("{}: not a readable image", path.display())),
             };
             tally.images += 1;
-            let seen = match (label.corners, label.warp_points) {
+            let given = if args.find { (None, None) } else { (label.corners, label.warp_points) };
+            let seen = match given {
                 (Some(c), _) => photo::recognise_with(&mut model, &image, to_px(c), true),
                 (None, Some(w)) => photo::recognise_with(&mut model, &image, corners::image_order(to_px(w)), false),
-                (None, None) => photo::recognise(&mut model, &image, None),
+                (None, None) => photo::recognise(&mut model, &image, None, None),
             };
             let seen = match seen {
                 Ok(s) => s,
@@ -159,7 +185,11 @@ pub fn run(args: &Args, out: &mut impl std::io::Write) -> Exit {
                 wrong_lines.push(format!("  {}: {}", label.image, wrong.join(", ")));
             }
         }
+        if let Err(e) = model.set_correction(None) {
+            return Exit::Failed(e.to_string());
+        }
         report += &section(&format!("{} ({})", dir.display(), if only.is_some() { "held-out photos" } else { "all photos" }), &tally);
+        report += &adapted;
         if !wrong_lines.is_empty() {
             report += "wrong squares (truth->read):\n";
             report += &(wrong_lines.join("\n") + "\n");
@@ -181,6 +211,28 @@ pub fn run(args: &Args, out: &mut impl std::io::Write) -> Exit {
         Ok(()) => Exit::Ok,
         Err(e) => Exit::Failed(e.to_string()),
     }
+}
+
+/// Learns the set of a folder from one labelled photo (`value`, its labels.json entry) and sets
+/// it on the model; returns the correction's summary.
+fn learn_set(model: &mut Model, dir: &Path, value: serde_json::Value) -> Result<String, Exit> {
+    let label: Label = serde_json::from_value(value).map_err(|e| Exit::BadInput(format!("{}: {e}", dir.join("labels.json").display())))?;
+    let path = dir.join(&label.image);
+    let bad = |e: String| Exit::BadInput(format!("{}: {e}", path.display()));
+    let board = label.fen.split(' ').next().unwrap_or("").parse::<shakmaty::fen::Fen>().map_err(|e| bad(e.to_string()))?.as_setup().board.clone();
+    let image = match imgcodecs::imread(&path, imgcodecs::IMREAD_COLOR) {
+        Ok(m) if !m.empty() => m,
+        _ => return Err(bad("not a readable image".into())),
+    };
+    let corners = match (label.corners, label.warp_points) {
+        (Some(c), _) => to_px(c),
+        (None, Some(w)) => locate::locate_among(model, &image, &[corners::image_order(to_px(w))], Some(&board)).map_err(|e| bad(e.to_string()))?.corners,
+        (None, None) => locate::locate(model, &image, Some(&board)).map_err(|e| bad(e.to_string()))?.corners,
+    };
+    let set = reference::learn(model, &image, corners, &board, path.display().to_string()).map_err(|e| bad(e.to_string()))?;
+    let summary = set.summary();
+    model.set_correction(Some(set)).map_err(|e| Exit::Failed(e.to_string()))?;
+    Ok(summary)
 }
 
 fn ratio(a: usize, b: usize) -> f64 {

@@ -10,7 +10,7 @@ use std::sync::atomic::AtomicBool;
 use super::Exit;
 use crate::board::Calibration;
 use crate::capture::Source;
-use crate::detect::DEFAULT_MODEL;
+use crate::detect::{DEFAULT_MODEL, SetCorrection};
 use crate::events::{Action, Reader};
 use crate::pipeline::{Config, PipelineError};
 use crate::rules::{self, TimeControl};
@@ -42,6 +42,10 @@ pub struct GameArgs {
     /// The board model (ONNX).
     #[arg(long, value_name = "FILE.onnx", default_value = DEFAULT_MODEL)]
     pub model: PathBuf,
+    /// Read the pieces with the shipped model alone, not with the set learnt by `calibrate`
+    /// (NAME.set.json beside the calibration, used when it is there).
+    #[arg(long)]
+    pub no_set: bool,
     /// CPU threads for the model.
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
@@ -55,6 +59,11 @@ impl GameArgs {
     /// wrong with the arguments.
     pub fn config(&self, source: Source, out: PathBuf, live: bool, overlay: bool) -> Result<Config, String> {
         let calibration = Calibration::load(&self.calibration).map_err(|e| e.to_string())?;
+        let set_path = SetCorrection::path_beside(&self.calibration);
+        let set = match self.no_set || !set_path.exists() {
+            true => None,
+            false => Some(SetCorrection::load(&set_path).map_err(|e| e.to_string())?),
+        };
         let auto = self.fen.as_deref() == Some("auto");
         let start = super::start_position(self.fen.as_deref().filter(|_| !auto))?;
         super::check_min_conf(self.min_conf)?;
@@ -84,6 +93,7 @@ impl GameArgs {
             paced: live && !source.is_live(),
             echo: live,
             start_auto: auto,
+            set,
             ..Config::offline(source, calibration, self.model.clone(), start, out)
         })
     }
@@ -107,7 +117,7 @@ pub struct OutputArgs {
 /// calibration does not fit, is bad input; anything else a failure.
 pub fn failed(e: PipelineError) -> Exit {
     match e {
-        PipelineError::Capture(_) | PipelineError::Board(crate::board::BoardError::FrameSize { .. }) => Exit::BadInput(e.to_string()),
+        PipelineError::Capture(_) | PipelineError::Set(_) | PipelineError::Board(crate::board::BoardError::FrameSize { .. }) => Exit::BadInput(e.to_string()),
         e => Exit::Failed(e.to_string()),
     }
 }

@@ -1,13 +1,14 @@
 //! `touchmove recognise`: the position on a still photo, as FEN.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use opencv::imgcodecs;
 use opencv::prelude::MatTraitConst;
 
 use super::Exit;
 use crate::detect::{DEFAULT_MODEL, Model};
-use crate::photo::{self, Orientation};
+use crate::photo::{self, Orientation, PhotoError, locate, reference};
+use shakmaty::Position;
 
 /// Arguments of `touchmove recognise`.
 #[derive(Debug, clap::Args)]
@@ -15,10 +16,17 @@ use crate::photo::{self, Orientation};
     about = "Print the position on a photo of a board, as FEN",
     long_about = "Reads the position on a still photo of a chess board and prints the board part of its FEN.\n\n\
 With --corners (the playing area's corners a8, h8, h1, a1 in pixels) the board and its orientation \
-are given. Without, the board is found automatically and turned so that White's pieces lie towards \
-White's edge (right for games in their opening or middlegame; give --corners for studies).\n\n\
-Exit codes: 0 read, 1 no board found or the model failed, 2 an unreadable image or bad arguments.",
-    after_help = "Examples:\n  touchmove recognise board.jpg\n  touchmove recognise board.jpg --corners 213,529,754,480,780,1067,120,1047 --verbose"
+are given. Without, the board is found automatically and its orientation chosen by the position that \
+best explains what the model reads: one king a side, no pawn on the first or last rank, White's army \
+nearer White's edge (right for games; give --corners for studies).\n\n\
+With --reference, the set is learnt first from another photo of the same set under the same light \
+whose position is known (--reference-fen, by default the start position), as `calibrate` does: the \
+reference's board and orientation are found by that position. A reference with hands over the board \
+or that does not show its position is refused, naming the squares.\n\n\
+Exit codes: 0 read, 1 no board found or the model failed, 2 an unreadable image, bad arguments or \
+a refused reference.",
+    after_help = "Examples:\n  touchmove recognise board.jpg\n  touchmove recognise board.jpg --corners 213,529,754,480,780,1067,120,1047 --verbose\n  \
+touchmove recognise move-31.jpg --reference start.jpg    (the same set, set up for the start)"
 )]
 pub struct Args {
     /// The photo (JPEG, PNG, ...).
@@ -30,6 +38,12 @@ pub struct Args {
     /// The board model (ONNX).
     #[arg(long, value_name = "FILE.onnx", default_value = DEFAULT_MODEL)]
     pub model: PathBuf,
+    /// A photo of the same set whose position is known, to learn the set from first.
+    #[arg(long, value_name = "IMAGE")]
+    pub reference: Option<PathBuf>,
+    /// The position the reference shows (default: the initial position).
+    #[arg(long, value_name = "FEN", requires = "reference")]
+    pub reference_fen: Option<String>,
     /// Also print, per square, the model's confidence where it is below 0.9, and the corners.
     #[arg(long)]
     pub verbose: bool,
@@ -49,7 +63,14 @@ pub fn run(args: &Args, out: &mut impl std::io::Write) -> Exit {
         Ok(m) => m,
         Err(e) => return Exit::Failed(e.to_string()),
     };
-    let seen = match photo::recognise(&mut model, &image, corners) {
+    let mut learnt = String::new();
+    if let Some(reference) = &args.reference {
+        match learn_set(&mut model, reference, args.reference_fen.as_deref()) {
+            Ok(summary) => learnt = summary,
+            Err(e) => return e,
+        }
+    }
+    let seen = match photo::recognise(&mut model, &image, corners, None) {
         Ok(r) => r,
         Err(e) => return Exit::Failed(format!("{}: {e}", args.image.display())),
     };
@@ -57,8 +78,11 @@ pub fn run(args: &Args, out: &mut impl std::io::Write) -> Exit {
     if args.verbose {
         let c = &seen.corners;
         text += &format!("corners a8,h8,h1,a1: {:.0},{:.0},{:.0},{:.0},{:.0},{:.0},{:.0},{:.0}\n", c[0].x, c[0].y, c[1].x, c[1].y, c[2].x, c[2].y, c[3].x, c[3].y);
-        if let Orientation::FromPieces { quarter_turns } = seen.orientation {
-            text += &format!("orientation: read from the pieces ({quarter_turns} quarter turns from the image's top-left)\n");
+        if !learnt.is_empty() {
+            text += &format!("set learnt from {}: {learnt}\n", args.reference.as_deref().map(|p| p.display().to_string()).unwrap_or_default());
+        }
+        if let Orientation::Chosen { sure, tried } = seen.orientation {
+            text += &format!("board and orientation: chosen among {tried} grids and turns, {:.1}% sure\n", 100.0 * sure);
         }
         for sq in shakmaty::Square::ALL {
             let (piece, p) = seen.reading.square(sq).best();
@@ -71,4 +95,23 @@ pub fn run(args: &Args, out: &mut impl std::io::Write) -> Exit {
         Ok(()) => Exit::Ok,
         Err(e) => Exit::Failed(e.to_string()),
     }
+}
+
+/// Learns the set from the photo `reference`, which shows `fen` (default: the start position),
+/// and sets it on the model; returns the correction's summary.
+fn learn_set(model: &mut Model, reference: &Path, fen: Option<&str>) -> Result<String, Exit> {
+    let bad = |e: String| Exit::BadInput(format!("{}: {e}", reference.display()));
+    let board = super::start_position(fen).map_err(|e| Exit::BadInput(format!("--reference-fen: {e}")))?.board().clone();
+    let image = match imgcodecs::imread(reference, imgcodecs::IMREAD_COLOR) {
+        Ok(m) if !m.empty() => m,
+        _ => return Err(bad("not a readable image".into())),
+    };
+    let located = locate::locate(model, &image, Some(&board)).map_err(|e| Exit::Failed(format!("{}: {e}", reference.display())))?;
+    let set = reference::learn(model, &image, located.corners, &board, reference.display().to_string()).map_err(|e| match e {
+        PhotoError::HandsOver(_) | PhotoError::NotThePosition(_) => bad(e.to_string()),
+        e => Exit::Failed(format!("{}: {e}", reference.display())),
+    })?;
+    let summary = set.summary();
+    model.set_correction(Some(set)).map_err(|e| Exit::Failed(e.to_string()))?;
+    Ok(summary)
 }

@@ -2,6 +2,7 @@
 //! the network's outputs into [`Reading`]s. The model file fixes the warp size; see
 //! `models/README.md` for its inputs and outputs.
 
+pub mod adapt;
 pub mod reading;
 
 use std::path::{Path, PathBuf};
@@ -15,6 +16,7 @@ use ort::session::builder::GraphOptimizationLevel;
 use ort::value::TensorRef;
 use shakmaty::Square;
 
+pub use adapt::SetCorrection;
 pub use reading::{CLASSES, HandMap, Reading, SquareReading};
 
 use crate::board::Layout;
@@ -89,6 +91,22 @@ fn checkout_runtime() -> Option<PathBuf> {
 pub struct Model {
     session: Session,
     layout: Layout,
+    /// What identifies this model's weights (see [`Model::fingerprint`]).
+    fingerprint: String,
+    /// Channels of the `features` output; 0 for a model without one.
+    channels: usize,
+    /// The correction for the set in front of the camera, if one was learnt.
+    set: Option<SetCorrection>,
+}
+
+/// What the piece head read on a square, before any set correction, and the features it read it
+/// from.
+#[derive(Clone, Debug)]
+pub struct Look {
+    /// The reading, uncorrected.
+    pub reading: Reading,
+    /// Per square (in [`Square`] order, a1 first), the head's input features.
+    pub features: Vec<Vec<f32>>,
 }
 
 impl Model {
@@ -117,11 +135,40 @@ impl Model {
             _ => return Err(model_error(format!("input shape {shape:?} is not [batch, side, side, 3] with side a multiple of 9"))),
         };
         let names: Vec<&str> = session.outputs().iter().map(|o| o.name()).collect();
-        if names != ["pieces", "cover", "contact", "hands"] {
-            return Err(model_error(format!("outputs {names:?}, expected pieces, cover, contact, hands")));
+        if names.get(..4) != Some(&["pieces", "cover", "contact", "hands"][..]) || names.get(4..).is_some_and(|rest| rest.len() > 1 || rest.first().is_some_and(|n| *n != "features")) {
+            return Err(model_error(format!("outputs {names:?}, expected pieces, cover, contact, hands (and features)")));
         }
+        let channels = match session.outputs().get(4).map(|o| o.dtype().tensor_shape().map(|s| s.iter().copied().collect::<Vec<i64>>())) {
+            Some(Some(shape)) => match shape.as_slice() {
+                [_, 64, c] if *c > 0 => *c as usize,
+                _ => return Err(model_error(format!("features shape {shape:?} is not [batch, 64, channels]"))),
+            },
+            _ => 0,
+        };
+        let fingerprint = fingerprint(&std::fs::read(path).map_err(|e| model_error(e.to_string()))?);
         // side = 8 squares + 2 half-square margins
-        Ok(Model { session, layout: Layout { square: side / 9, margin: side / 18 } })
+        Ok(Model { session, layout: Layout { square: side / 9, margin: side / 18 }, fingerprint, channels, set: None })
+    }
+
+    /// What identifies the model's weights: a hash of the model file, as hex. A set correction
+    /// learnt with one model is refused by another.
+    pub fn fingerprint(&self) -> &str {
+        &self.fingerprint
+    }
+
+    /// Whether the model gives the features a set correction is learnt on (`features` output).
+    pub fn has_features(&self) -> bool {
+        self.channels > 0
+    }
+
+    /// Corrects every later reading for the set in front of the camera (`None`: the shipped head
+    /// alone). Refused when the correction was learnt with another model.
+    pub fn set_correction(&mut self, set: Option<SetCorrection>) -> Result<(), adapt::AdaptError> {
+        if let Some(set) = &set {
+            set.check(self)?;
+        }
+        self.set = set;
+        Ok(())
     }
 
     /// The warp the model expects: pixels a square and margin.
@@ -130,8 +177,31 @@ impl Model {
     }
 
     /// Reads one warped board (an 8-bit BGR Mat of [`Model::layout`]'s size) of frame `frame`
-    /// at `t` seconds. The Mat's bytes go to the model without a copy.
+    /// at `t` seconds, with the set correction if one is set. The Mat's bytes go to the model
+    /// without a copy.
     pub fn read(&mut self, board: &Mat, frame: u64, t: f64) -> Result<Reading, DetectError> {
+        if self.set.is_none() {
+            return Ok(self.run(board, frame, t, false)?.reading);
+        }
+        let Look { mut reading, features } = self.run(board, frame, t, true)?;
+        if let Some(set) = &self.set {
+            for (sq, f) in reading.squares.iter_mut().zip(&features) {
+                sq.classes = set.apply(&sq.classes, f);
+            }
+        }
+        Ok(reading)
+    }
+
+    /// Reads one warped board as [`Model::read`] does, but without the set correction, and
+    /// with the features the piece head reads (the model must have them: [`Model::has_features`]).
+    pub fn look(&mut self, board: &Mat) -> Result<Look, DetectError> {
+        self.run(board, 0, 0.0, true)
+    }
+
+    fn run(&mut self, board: &Mat, frame: u64, t: f64, with_features: bool) -> Result<Look, DetectError> {
+        if with_features && self.channels == 0 {
+            return Err(DetectError::Run("this model has no features output (add it with `python -m board_model.features`)".into()));
+        }
         let side = self.layout.side();
         if board.rows() as u32 != side || board.cols() as u32 != side || board.typ() != opencv::core::CV_8UC3 || !board.is_continuous() {
             return Err(DetectError::Input { side, got: format!("{}x{} of type {}", board.cols(), board.rows(), board.typ()) });
@@ -154,15 +224,31 @@ impl Model {
             let i = fen_index(Square::new(sq as u32));
             SquareReading { classes: std::array::from_fn(|c| pieces[i * CLASSES + c]), cover: cover[i], contact: contact[i] }
         });
+        let features = if with_features {
+            let all = extract("features")?;
+            if all.len() != 64 * self.channels {
+                return Err(DetectError::Run("the model's features have an unexpected size".into()));
+            }
+            Square::ALL.iter().map(|&sq| all[fen_index(sq) * self.channels..][..self.channels].to_vec()).collect()
+        } else {
+            Vec::new()
+        };
         let black = hands.split_off(cells);
         let per_square = cells_side / 9;
-        Ok(Reading {
+        let reading = Reading {
             frame,
             t,
             squares,
             hands: HandMap { side: cells_side, cells_per_square: per_square, margin: per_square / 2, white: hands, black },
-        })
+        };
+        Ok(Look { reading, features })
     }
+}
+
+/// FNV-1a, 64 bits, of `bytes`, as 16 hex digits: stable across builds and platforms.
+fn fingerprint(bytes: &[u8]) -> String {
+    let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    format!("{hash:016x}")
 }
 
 /// The index of `sq` in FEN reading order (a8 = 0, b8 = 1, ..., h1 = 63), the order of the

@@ -47,6 +47,9 @@ pub struct Config {
     pub calibration: Calibration,
     /// The board model (ONNX).
     pub model: PathBuf,
+    /// The set in front of the camera, as learnt by `calibrate` (`None`: the shipped model
+    /// alone).
+    pub set: Option<crate::detect::SetCorrection>,
     /// The position at the start, as asked for; checked against the first quiet frames, the
     /// board followed where it plainly differs (see [`read::start`]).
     pub start: Chess,
@@ -84,6 +87,7 @@ impl Config {
             source,
             calibration,
             model,
+            set: None,
             start,
             start_auto: false,
             out,
@@ -139,6 +143,9 @@ pub enum PipelineError {
     /// The model could not be loaded or run.
     #[error(transparent)]
     Detect(#[from] crate::detect::DetectError),
+    /// The set correction was made for another model.
+    #[error(transparent)]
+    Set(#[from] crate::detect::adapt::AdaptError),
     /// Warping or re-locating the board failed.
     #[error(transparent)]
     Board(#[from] crate::board::BoardError),
@@ -224,7 +231,8 @@ pub fn run(config: &Config, stop: Arc<AtomicBool>, progress: &mut dyn FnMut(&Pro
     let (to_decide, readings) = bounded::<Analysed>(8);
     let (to_sinks, outcomes) = bounded::<Outcome>(8);
 
-    let model = crate::detect::Model::load(&config.model, config.threads)?;
+    let mut model = crate::detect::Model::load(&config.model, config.threads)?;
+    model.set_correction(config.set.clone())?;
     // The model's stage tells the prepare stage when a reading showed no hand (for the drift
     // check), and of which frame.
     let quiet = Arc::new(prepare::Quiet::default());

@@ -22,6 +22,7 @@ import torch
 import torch.nn.functional as F
 
 from .augment import augment
+from .features import add_features
 from .geometry import SIZE
 from .net import BoardNet
 from .widen import check_same, widen
@@ -131,7 +132,7 @@ def export(model, path):
     exported = onnx.load(str(path))
     widened = widen(exported)
     check_same(exported, widened)
-    onnx.save(widened, str(path))
+    onnx.save(add_features(widened), str(path))
 
 
 def main():

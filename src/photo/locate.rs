@@ -1,0 +1,127 @@
+//! Where the board is in a photo, and which way round it lies. Each grid tried is read by the
+//! model in its four orientations, and each reading is scored by how well one chess position
+//! explains it. The best is kept, with how sure the choice is.
+//!
+//! - When the position is known (a reference photo, `calibrate --fen`), every grid the corner
+//!   finder offers ([`corners::candidates`]) is tried and scored by the known position's
+//!   likelihood: a grid shifted by a rank reads it badly.
+//! - Otherwise the finder's grid (strongest X-junctions) is kept and only its orientation chosen,
+//!   by the most likely position a game could show (one king a side, no pawn on the first or last
+//!   rank, White's army nearer White's edge). On the model's readings alone a grid shifted by a
+//!   file, with a band of empty table in it, can look as plausible as the right one.
+
+use opencv::core::Mat;
+use opencv::prelude::MatTraitConst;
+use shakmaty::{Board, Color, Piece, Rank, Role, Square};
+
+use super::PhotoError;
+use crate::board::{Calibration, Found, Px, WhiteEdge, corners};
+use crate::detect::reading::piece_class;
+use crate::detect::{CLASSES, Model, Reading};
+
+/// How strongly the armies' sides tell which way round a board lies: the log-odds, per rank, that
+/// White's pieces sit nearer rank 1 than Black's. The maximum-likelihood slope on the 79
+/// positions with both colours in `../shared/data`'s labels is 1.0.
+const ARMY_SLOPE: f64 = 1.0;
+
+/// Floor of a probability in the scores, so that one square cannot outweigh the board.
+const FLOOR: f64 = 1e-4;
+
+/// A board found in a photo.
+#[derive(Debug)]
+pub struct Located {
+    /// The playing area's corners a8, h8, h1, a1.
+    pub corners: [Px; 4],
+    /// The model's reading of it.
+    pub reading: Reading,
+    /// The probability that this grid and orientation are the right ones, among all tried.
+    pub sure: f64,
+    /// Grid and orientation pairs tried.
+    pub tried: usize,
+}
+
+/// Finds the board in `image` and its orientation. `known`: the position it shows, if known.
+pub fn locate(model: &mut Model, image: &Mat, known: Option<&Board>) -> Result<Located, PhotoError> {
+    let grids = match known {
+        Some(_) => corners::candidates(image)?,
+        None => corners::find(image)?.into_iter().collect(),
+    };
+    locate_among(model, image, &grids, known)
+}
+
+/// The best of these grids (playing areas in image order) and orientations for `image`.
+pub fn locate_among(model: &mut Model, image: &Mat, grids: &[[Px; 4]], known: Option<&Board>) -> Result<Located, PhotoError> {
+    if grids.is_empty() {
+        return Err(PhotoError::NoBoard);
+    }
+    let size = [image.cols().max(0) as u32, image.rows().max(0) as u32];
+    let mut scored: Vec<(f64, [Px; 4], Reading)> = Vec::new();
+    for grid in grids {
+        for turns in 0..4 {
+            let corners: [Px; 4] = std::array::from_fn(|i| grid[(i + turns) % 4]);
+            let cal = Calibration::from_corners(String::new(), 0, size, corners, WhiteEdge::Bottom, Found::Auto)?;
+            let reading = model.read(&cal.warp(image, model.layout())?, 0, 0.0)?;
+            let score = match known {
+                Some(board) => agreement(&reading, board),
+                None => plausibility(&reading),
+            };
+            scored.push((score, corners, reading));
+        }
+    }
+    let best = scored.iter().map(|s| s.0).fold(f64::MIN, f64::max);
+    let total: f64 = scored.iter().map(|s| (s.0 - best).exp()).sum();
+    let tried = scored.len();
+    let (_, corners, reading) = scored.into_iter().max_by(|a, b| a.0.total_cmp(&b.0)).expect("a grid was read");
+    Ok(Located { corners, reading, sure: 1.0 / total, tried })
+}
+
+/// The log-likelihood of `board` under the reading (each square floored).
+pub fn agreement(reading: &Reading, board: &Board) -> f64 {
+    Square::ALL.iter().map(|&sq| f64::from(reading.square(sq).classes[piece_class(board.piece_at(sq))]).max(FLOOR).ln()).sum()
+}
+
+/// The log-likelihood of the most likely position a game could show under the reading, White at
+/// the bottom: the likeliest class of each square (no pawn on ranks 1 and 8), one king a side
+/// (the chance of exactly one, squares taken as independent), and White's army nearer rank 1.
+pub fn plausibility(reading: &Reading) -> f64 {
+    let pawns = [piece_class(Some(Piece { color: Color::White, role: Role::Pawn })), piece_class(Some(Piece { color: Color::Black, role: Role::Pawn }))];
+    let squares: f64 = Square::ALL
+        .iter()
+        .map(|&sq| {
+            let classes = &reading.square(sq).classes;
+            let back_rank = matches!(sq.rank(), Rank::First | Rank::Eighth);
+            let best = (0..CLASSES).filter(|c| !(back_rank && pawns.contains(c))).map(|c| f64::from(classes[c])).fold(0.0, f64::max);
+            best.max(FLOOR).ln()
+        })
+        .sum();
+    let kings: f64 = [Color::White, Color::Black]
+        .into_iter()
+        .map(|color| {
+            let k = piece_class(Some(Piece { color, role: Role::King }));
+            // The chance of exactly one king: (none so far, one so far) over the squares.
+            let (_, one) = Square::ALL.iter().fold((1.0f64, 0.0f64), |(none, one), &sq| {
+                let p = f64::from(reading.square(sq).classes[k]);
+                (none * (1.0 - p), one * (1.0 - p) + none * p)
+            });
+            one.max(FLOOR).ln()
+        })
+        .sum();
+    squares + kings + army(reading)
+}
+
+/// The log-probability that White sits at the bottom given the armies' mean ranks.
+fn army(reading: &Reading) -> f64 {
+    let mean_rank = |color: Color| {
+        let (mut sum, mut weight) = (0.0, 0.0);
+        for sq in Square::ALL {
+            let p = f64::from(reading.square(sq).color(color));
+            sum += p * f64::from(u32::from(sq.rank()));
+            weight += p;
+        }
+        if weight > 0.5 { Some(sum / weight) } else { None }
+    };
+    match (mean_rank(Color::White), mean_rank(Color::Black)) {
+        (Some(white), Some(black)) => -(1.0 + (-ARMY_SLOPE * (black - white)).exp()).ln(),
+        _ => 0.0,
+    }
+}

@@ -1,0 +1,112 @@
+//! Still photos: where the board is, which way round it lies, and the position the model reads
+//! on it. Behind `touchmove recognise` and `touchmove eval-photos`.
+
+pub mod locate;
+pub mod reference;
+
+use opencv::core::Mat;
+use opencv::prelude::MatTraitConst;
+use shakmaty::{Board, Square};
+
+use crate::board::{Calibration, Found, Px, WhiteEdge};
+use crate::detect::{DetectError, Model, Reading, reading::class_piece};
+
+/// What can go wrong reading a photo.
+#[derive(Debug, thiserror::Error)]
+pub enum PhotoError {
+    /// No board was found and no corners were given.
+    #[error("no board found; give its corners (a8, h8, h1, a1) with --corners")]
+    NoBoard,
+    /// Locating or warping the board failed.
+    #[error(transparent)]
+    Board(#[from] crate::board::BoardError),
+    /// The model failed.
+    #[error(transparent)]
+    Detect(#[from] DetectError),
+    /// A reference image with hands over the board.
+    #[error("the reference has hands over the board (squares {0}); take a frame with no hands")]
+    HandsOver(String),
+    /// A reference image that does not show its position.
+    #[error("the reference does not show its position: {0}")]
+    NotThePosition(String),
+    /// The model cannot learn a set.
+    #[error("this board model has no features output, so no set can be learnt with it")]
+    NoFeatures,
+}
+
+/// How the photo's board and its orientation were settled.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Orientation {
+    /// The corners were given as a8, h8, h1, a1: nothing to decide.
+    Given,
+    /// Chosen among grids and their four orientations by how well a position explains the
+    /// reading (see [`locate`]).
+    Chosen {
+        /// The probability that the choice is right, among those tried.
+        sure: f64,
+        /// Grid and orientation pairs tried.
+        tried: usize,
+    },
+}
+
+/// A photo read by the model.
+#[derive(Debug)]
+pub struct Recognised {
+    /// The playing area's corners a8, h8, h1, a1 in the photo.
+    pub corners: [Px; 4],
+    /// How the corners and orientation were settled.
+    pub orientation: Orientation,
+    /// The model's reading.
+    pub reading: Reading,
+    /// The most likely position.
+    pub board: Board,
+}
+
+/// Reads a photo. `corners` are a8, h8, h1, a1 when given; otherwise the board is found and its
+/// orientation chosen, against `known` when the position is known.
+pub fn recognise(model: &mut Model, image: &Mat, corners: Option<[Px; 4]>, known: Option<&Board>) -> Result<Recognised, PhotoError> {
+    match corners {
+        Some(corners) => recognise_with(model, image, corners, true),
+        None => Ok(chosen(locate::locate(model, image, known)?)),
+    }
+}
+
+/// Reads a photo whose playing area has these corners: a8, h8, h1, a1 when `oriented`, else in
+/// image order (top-left, top-right, bottom-right, bottom-left) with the orientation to be
+/// chosen.
+pub fn recognise_with(model: &mut Model, image: &Mat, corners: [Px; 4], oriented: bool) -> Result<Recognised, PhotoError> {
+    if !oriented {
+        return Ok(chosen(locate::locate_among(model, image, &[corners], None)?));
+    }
+    let size = [image.cols().max(0) as u32, image.rows().max(0) as u32];
+    let cal = Calibration::from_corners(String::new(), 0, size, corners, WhiteEdge::Bottom, Found::Given)?;
+    let reading = model.read(&cal.warp(image, model.layout())?, 0, 0.0)?;
+    let board = board_of(&reading);
+    Ok(Recognised { corners, orientation: Orientation::Given, reading, board })
+}
+
+fn chosen(located: locate::Located) -> Recognised {
+    let board = board_of(&located.reading);
+    Recognised { corners: located.corners, orientation: Orientation::Chosen { sure: located.sure, tried: located.tried }, reading: located.reading, board }
+}
+
+/// The most likely position of a reading.
+pub fn board_of(reading: &Reading) -> Board {
+    let mut board = Board::empty();
+    for sq in Square::ALL {
+        if let (Some(piece), _) = reading.square(sq).best() {
+            board.set_piece_at(sq, piece);
+        }
+    }
+    board
+}
+
+/// The classes of a board, indexed by square.
+pub fn classes_of(board: &Board) -> [usize; 64] {
+    std::array::from_fn(|sq| crate::detect::reading::piece_class(board.piece_at(Square::new(sq as u32))))
+}
+
+/// The piece for a class index, as a FEN letter (`.` for empty).
+pub fn class_letter(class: usize) -> char {
+    class_piece(class).map_or('.', |p| p.char())
+}
