@@ -1,4 +1,5 @@
-//! `touchmove calibrate` on real footage from `../shared/data` (skipped where it is absent).
+//! `touchmove calibrate`: on real footage from `../shared/data` (skipped where it is absent), and
+//! learning the set on the committed clips (a known position, one refused, a set for another model).
 
 use std::path::Path;
 use std::process::Command;
@@ -77,4 +78,88 @@ fn a_bumped_camera_is_noticed_on_real_footage() {
     for (a, b) in now.iter().zip(&cal.corners) {
         assert!((a.x - b.x - 23.0).abs() < 6.0 && (a.y - b.y - 12.0).abs() < 6.0, "{now:?} vs {:?}", cal.corners);
     }
+}
+
+/// The committed clip whose first frame shows a known position with no hand over the board.
+const CLIP: &str = "fixtures/clips/touch-both-4.3.3";
+const CLIP_FEN: &str = "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4";
+const CLIP_CORNERS: &str = "155.62,341.27,185.2,60.12,466.15,89.31,437.19,370.56";
+
+/// Runs `touchmove calibrate` into `dir` with `args` after the source.
+fn run_calibrate(source: &str, dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_touchmove"))
+        .args(["calibrate", source, "--name", "board", "--dir", dir.to_str().unwrap()])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_known_position_teaches_the_set_and_analyse_refuses_one_made_for_another_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let video = format!("{CLIP}/clip.mp4");
+    let out = run_calibrate(&video, dir.path(), &["--corners", CLIP_CORNERS, "--fen", CLIP_FEN]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let set_path = dir.path().join("board.set.json");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("board.json") && stdout.contains("board.set.json"), "{stdout}");
+    let text = std::fs::read_to_string(&set_path).unwrap();
+    let set: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(set["held_out"]["squares"], 64 * 5, "every square, five reads each: {set}");
+    assert!(set["reference"].as_str().unwrap().contains("frame 0"), "{set}");
+
+    // The same set, marked as made for another model: analyse refuses it and says how to make one.
+    std::fs::write(&set_path, text.replacen(&format!("\"model\":{}", set["model"]), "\"model\":\"0123456789abcdef\"", 1)).unwrap();
+    let analysed = Command::new(env!("CARGO_BIN_EXE_touchmove"))
+        .args(["analyse", &video, "--calibration", dir.path().join("board.json").to_str().unwrap(), "--fen", CLIP_FEN, "--out", dir.path().join("out").to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&analysed.stderr);
+    assert_eq!(analysed.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("0123456789abcdef") && stderr.contains("touchmove calibrate"), "{stderr}");
+    // --no-set reads with the shipped model alone.
+    let plain = Command::new(env!("CARGO_BIN_EXE_touchmove"))
+        .args(["analyse", &video, "--calibration", dir.path().join("board.json").to_str().unwrap(), "--fen", CLIP_FEN, "--no-set", "--out", dir.path().join("plain").to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(plain.status.success(), "{}", String::from_utf8_lossy(&plain.stderr));
+}
+
+#[test]
+fn a_frame_that_does_not_show_the_position_is_refused_naming_the_squares() {
+    let dir = tempfile::tempdir().unwrap();
+    let video = format!("{CLIP}/clip.mp4");
+    // Asked for the start position, the frame shows four moves later: refused, squares named.
+    let start = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+    let out = run_calibrate(&video, dir.path(), &["--corners", CLIP_CORNERS, "--fen", start]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("does not show its position") && stderr.contains("c6 (empty in the position, n read)") && stderr.contains("e4"), "{stderr}");
+    assert!(!dir.path().join("board.set.json").exists());
+    // The start position only by default: a warning, the calibration, and no set.
+    let out = run_calibrate(&video, dir.path(), &["--corners", CLIP_CORNERS]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no set learnt"));
+    assert!(dir.path().join("board.json").exists() && !dir.path().join("board.set.json").exists());
+}
+
+#[test]
+fn a_reference_with_hands_over_the_board_is_refused_naming_the_squares() {
+    use opencv::prelude::*;
+    let dir = tempfile::tempdir().unwrap();
+    // adjust-declared at 1.5 s: White's hand covers h1 and most of g1 (labels.json).
+    let mut cap = opencv::videoio::VideoCapture::from_file("fixtures/clips/adjust-declared/clip.mp4", opencv::videoio::CAP_ANY).unwrap();
+    let mut frame = opencv::core::Mat::default();
+    for _ in 0..=30 {
+        assert!(cap.read(&mut frame).unwrap());
+    }
+    let photo = dir.path().join("hand.png");
+    opencv::imgcodecs::imwrite(photo.to_str().unwrap(), &frame, &opencv::core::Vector::new()).unwrap();
+    let corners = "462.08,316.17,257.68,389.55,182.48,196.45,372.25,105.41";
+    let fen = "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4";
+    let out = run_calibrate(photo.to_str().unwrap(), dir.path(), &["--corners", corners, "--fen", fen]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("hands over the board") && stderr.contains("h1"), "{stderr}");
 }

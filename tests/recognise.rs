@@ -102,3 +102,56 @@ fn a_missing_or_broken_model_is_named() {
         assert!(err.contains(model), "{model}: {err}");
     }
 }
+
+#[test]
+fn eval_photos_finds_the_boards_itself_and_learns_a_set_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("found.json");
+    let out = touchmove(&["eval-photos", "fixtures/photos", "--find", "--json", json.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let scores = &doc["total"];
+    assert_eq!((scores["images"].as_u64(), scores["boards_not_found"].as_u64()), (Some(3), Some(0)), "{scores}");
+    // Each board found and turned without its corners: a misplaced grid or a wrong turn would
+    // read most squares wrong.
+    assert!(scores["occupancy_colour_accuracy"].as_f64().unwrap() >= 0.95, "{scores}");
+    let out = touchmove(&["eval-photos", "fixtures/photos", "--adapt"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && text.contains("set learnt from clean-castling-frame0.jpg") && text.contains("images 2"), "{text}");
+}
+
+#[test]
+fn a_reference_photo_teaches_the_set_and_one_that_does_not_show_its_position_is_refused() {
+    let photo = "fixtures/photos/touch-both-4.3.3-frame0.jpg";
+    let fen = "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 0 1";
+    let out = touchmove(&["recognise", photo, "--reference", photo, "--reference-fen", fen, "--verbose"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains(&format!("set learnt from {photo}")) && stdout.contains("squares held out of the fit"), "{stdout}");
+    // The default reference position is the start, which this photo does not show.
+    let out = touchmove(&["recognise", photo, "--reference", photo]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("does not show its position") && stderr.contains("c6"), "{stderr}");
+}
+
+#[test]
+fn a_photo_with_no_board_is_a_clear_error() {
+    use opencv::core::{Mat, Scalar, Vector};
+    use opencv::prelude::*;
+    let dir = tempfile::tempdir().unwrap();
+    let photo = dir.path().join("wall.png");
+    // A plain wall with a soft gradient and some noise: no lattice, no outline of a board.
+    let mut wall = Mat::new_rows_cols_with_default(480, 640, opencv::core::CV_8UC3, Scalar::all(0.0)).unwrap();
+    for y in 0..480 {
+        for x in 0..640 {
+            let v = (100 + x / 16 + y / 24 + (x * 7 + y * 13) % 9) as u8;
+            *wall.at_2d_mut::<opencv::core::Vec3b>(y, x).unwrap() = opencv::core::Vec3b::from([v, v, v]);
+        }
+    }
+    opencv::imgcodecs::imwrite(photo.to_str().unwrap(), &wall, &Vector::new()).unwrap();
+    let out = touchmove(&["recognise", photo.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("no board found"), "{stderr}");
+}
