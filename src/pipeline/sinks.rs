@@ -88,7 +88,8 @@ fn standing_event(o: &Outcome) -> serde_json::Value {
         }
         None => (None, None, shakmaty::fen::Fen::from_position(&o.position, shakmaty::EnPassantMode::Legal).to_string()),
     };
-    json!({"kind": "standing", "t": o.t, "san": san, "uci": uci, "fen": fen, "at": unix_seconds(o.decided_at)})
+    let side = o.position.turn().char().to_string();
+    json!({"kind": "standing", "t": o.t, "side": side, "san": san, "uci": uci, "fen": fen, "at": unix_seconds(o.decided_at)})
 }
 
 fn create(path: PathBuf) -> Result<BufWriter<File>, PipelineError> {
