@@ -7,7 +7,7 @@
 //! channel (none were made) and `--min-conf 0.3`, so the touch gives a `violation`, the verdict
 //! that raises the page's banner.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -184,6 +184,17 @@ fn a_live_board_on_the_air_serves_the_game_the_events_and_the_arbiters_decisions
     assert!(!page.text().contains("http://") && !page.text().contains("https://"), "the page loads nothing from outside");
     assert_eq!(board.health()["status"], "ok");
 
+    // Clients that never read what they are sent, and one that goes at once: the others, and
+    // the pipeline, go on.
+    let stalled: Vec<std::net::TcpStream> = (0..3)
+        .map(|_| {
+            let mut s = std::net::TcpStream::connect(url.trim_start_matches("http://")).unwrap();
+            s.write_all(b"GET /events HTTP/1.1\r\nHost: test\r\n\r\n").unwrap();
+            s
+        })
+        .collect();
+    drop(std::net::TcpStream::connect(url.trim_start_matches("http://")).map(|mut s| s.write_all(b"GET /events HTTP/1.1\r\nHost: test\r\n\r\n")));
+
     // Every event, from the start to the end of the clip.
     let events = follow(&url, None, Duration::from_secs(90), ended);
     assert!(ended(&events), "the clip ends within 90 s: {events:?}");
@@ -242,6 +253,8 @@ fn a_live_board_on_the_air_serves_the_game_the_events_and_the_arbiters_decisions
         value(name);
     }
     assert_eq!(board.health()["source"], "ended");
+    assert!(value("touchmove_event_clients") >= 3.0, "the clients that never read are still connected");
+    drop(stalled);
 
     // Decisions: the token, then a decision, then a ruling that was given.
     let decisions = board.run_dir().join("decisions.jsonl");
