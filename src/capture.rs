@@ -270,6 +270,8 @@ pub struct Running {
     pub frames: Receiver<Frame>,
     /// Frames dropped because the pipeline was behind.
     pub dropped: Arc<AtomicU64>,
+    /// Times a live source that failed was reopened.
+    pub reconnects: Arc<AtomicU64>,
     /// Set to stop capturing.
     pub stop: Arc<AtomicBool>,
     /// The thread; its result says how the capture ended.
@@ -281,12 +283,13 @@ pub struct Running {
 pub fn spawn(mut capture: Capture, policy: Policy, capacity: usize) -> Running {
     let (tx, rx) = crossbeam_channel::bounded::<Frame>(capacity.max(1));
     let dropped = Arc::new(AtomicU64::new(0));
+    let reconnects = Arc::new(AtomicU64::new(0));
     let stop = Arc::new(AtomicBool::new(false));
     // Only a dropping capture holds the queue's other end: a blocking one must see the queue
     // disconnected when the next stage stops (an error there), or it would wait on a full queue
     // for ever.
     let drain = (policy == Policy::DropOldest).then(|| rx.clone());
-    let (count, halt) = (dropped.clone(), stop.clone());
+    let (count, reopened, halt) = (dropped.clone(), reconnects.clone(), stop.clone());
     let thread = std::thread::Builder::new()
         .name("capture".into())
         .spawn(move || {
@@ -304,7 +307,10 @@ pub fn spawn(mut capture: Capture, policy: Policy, capacity: usize) -> Running {
                         }
                         std::thread::sleep(Duration::from_secs(1));
                         match Capture::open(capture.source()) {
-                            Ok(fresh) => capture = Capture { index: capture.index, started: capture.started, paced: capture.paced, ..fresh },
+                            Ok(fresh) => {
+                                reopened.fetch_add(1, Ordering::Relaxed);
+                                capture = Capture { index: capture.index, started: capture.started, paced: capture.paced, ..fresh };
+                            }
                             Err(e) => tracing::warn!("{e}"),
                         }
                         continue;
@@ -337,7 +343,7 @@ pub fn spawn(mut capture: Capture, policy: Policy, capacity: usize) -> Running {
             Ok(())
         })
         .expect("the capture thread starts");
-    Running { frames: rx, dropped, stop, thread }
+    Running { frames: rx, dropped, reconnects, stop, thread }
 }
 
 #[cfg(test)]

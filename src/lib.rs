@@ -20,4 +20,5 @@ pub mod pipeline;
 pub mod reach;
 pub mod read;
 pub mod rules;
+pub mod serve;
 pub mod track;

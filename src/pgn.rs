@@ -1,11 +1,14 @@
 //! The game as standard PGN (export format): the seven-tag roster, SAN moves, and every ruling
 //! as a comment after the move it concerns, with its time; a move standing on the board but not
-//! yet completed is shown last, marked so. Written atomically, so a broadcast polling the file
-//! never reads half a game.
+//! yet completed is shown last, marked so; an arbiter's decision on a ruling as a comment after
+//! the ruling's. Written atomically, so a broadcast polling the file never reads half a game;
+//! [`GameFile`] shares one game, and its file, between the threads that change it.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use shakmaty::fen::Fen;
 use shakmaty::san::SanPlus;
@@ -79,16 +82,27 @@ impl std::str::FromStr for Date {
     }
 }
 
+/// A comment in the game: said by the engine, or a ruling, numbered from 1 in the order given.
+#[derive(Clone, Debug)]
+enum Comment {
+    Said(String),
+    Ruling(u64, String),
+}
+
 /// A game being recorded from the engine's output.
 #[derive(Clone, Debug)]
 pub struct Game {
     tags: Tags,
     start: Chess,
-    moves: Vec<(String, Vec<String>)>,
-    pending: Vec<String>,
+    moves: Vec<(String, Vec<Comment>)>,
+    pending: Vec<Comment>,
     end: Chess,
     /// A legal move the board shows, not yet completed.
     standing: Option<Move>,
+    /// Rulings recorded so far.
+    rulings: u64,
+    /// The arbiter's word on a ruling, by its number.
+    arbiter: BTreeMap<u64, String>,
 }
 
 impl Game {
@@ -104,7 +118,23 @@ impl Game {
 
     /// A game starting from `start`, under `tags`.
     pub fn new(start: &Chess, tags: Tags) -> Game {
-        Game { tags, start: start.clone(), moves: Vec::new(), pending: Vec::new(), end: start.clone(), standing: None }
+        Game { tags, start: start.clone(), moves: Vec::new(), pending: Vec::new(), end: start.clone(), standing: None, rulings: 0, arbiter: BTreeMap::new() }
+    }
+
+    /// Rulings recorded so far; the first is number 1.
+    pub fn rulings(&self) -> u64 {
+        self.rulings
+    }
+
+    /// Writes `note`, the arbiter's word on ruling number `ruling`, as a comment after the
+    /// ruling's own (replacing an earlier word on it). Returns false, changing nothing, where
+    /// no ruling has that number.
+    pub fn annotate(&mut self, ruling: u64, note: &str) -> bool {
+        if ruling == 0 || ruling > self.rulings {
+            return false;
+        }
+        self.arbiter.insert(ruling, note.to_string());
+        true
     }
 
     /// Takes one line of the engine's output into the game.
@@ -112,21 +142,19 @@ impl Game {
         match record {
             Record::Move(m) => {
                 // when the move was completed, as a PGN command comment (seconds into the source)
-                let mut comments = vec![format!("[%ts {:.1}]", m.t)];
+                let mut comments = vec![Comment::Said(format!("[%ts {:.1}]", m.t))];
                 comments.append(&mut self.pending);
                 self.moves.push((m.san.clone(), comments));
                 self.end = position_after.clone();
                 self.standing = None;
             }
-            Record::Ruling(r) => self.pending.push(format!(
-                "{:.1}s {} {} ({}): {}",
-                r.t,
-                r.verdict.as_str(),
-                r.article,
-                if r.side == Color::White { "White" } else { "Black" },
-                r.text
-            )),
-            Record::ClaimClosed(c) => self.pending.push(format!("{:.1}s 4.8: {}", c.t, c.text)),
+            Record::Ruling(r) => {
+                self.rulings += 1;
+                let side = if r.side == Color::White { "White" } else { "Black" };
+                let text = format!("{:.1}s {} {} ({side}): {}", r.t, r.verdict.as_str(), r.article, r.text);
+                self.pending.push(Comment::Ruling(self.rulings, text));
+            }
+            Record::ClaimClosed(c) => self.pending.push(Comment::Said(format!("{:.1}s 4.8: {}", c.t, c.text))),
             Record::Warning(_) => {}
         }
     }
@@ -174,7 +202,7 @@ impl Game {
         for (san, comments) in &self.moves {
             tokens.push(numbered(number, turn));
             tokens.push(san.clone());
-            comments.iter().for_each(|c| comment(c, &mut tokens));
+            comments.iter().for_each(|c| self.comment(c, &mut tokens));
             if turn == Color::Black {
                 number += 1;
             }
@@ -185,7 +213,7 @@ impl Game {
             tokens.push(SanPlus::from_move(self.end.clone(), m).to_string());
             comment("on the board, not yet completed", &mut tokens);
         }
-        self.pending.iter().for_each(|c| comment(c, &mut tokens));
+        self.pending.iter().for_each(|c| self.comment(c, &mut tokens));
         tokens.push(result.to_string());
         let mut line = String::new();
         for token in tokens {
@@ -204,12 +232,77 @@ impl Game {
         out
     }
 
+    /// A comment as tokens; a ruling followed by the arbiter's word on it, if any.
+    fn comment(&self, c: &Comment, tokens: &mut Vec<String>) {
+        match c {
+            Comment::Said(text) => comment(text, tokens),
+            Comment::Ruling(n, text) => {
+                comment(text, tokens);
+                if let Some(note) = self.arbiter.get(n) {
+                    comment(note, tokens);
+                }
+            }
+        }
+    }
+
     /// Writes the PGN to `path` through a temporary file and a rename.
     pub fn write_atomic(&self, path: &Path) -> io::Result<()> {
-        let mut tmp = path.as_os_str().to_owned();
-        tmp.push(".tmp");
-        std::fs::write(&tmp, self.to_pgn())?;
-        std::fs::rename(&tmp, path)
+        write_atomic(path, &self.to_pgn())
+    }
+}
+
+/// Writes `text` to `path` through a temporary file and a rename.
+fn write_atomic(path: &Path, text: &str) -> io::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path)
+}
+
+/// One game shared between threads and kept in its PGN file: the pipeline records moves and
+/// rulings, an arbiter adds decisions. Each change is made and written under one lock, so two
+/// writers never interleave, and the text last written is kept apart for readers, who never wait
+/// on a change or a write.
+#[derive(Debug)]
+pub struct GameFile {
+    path: PathBuf,
+    game: Mutex<Game>,
+    text: Mutex<Arc<str>>,
+}
+
+impl GameFile {
+    /// `game`, to be kept in `path` (not written until the first change).
+    pub fn new(path: PathBuf, game: Game) -> GameFile {
+        let text = Mutex::new(Arc::from(game.to_pgn()));
+        GameFile { path, game: Mutex::new(game), text }
+    }
+
+    /// Makes `change`; where it returns true (the text changed), rewrites the file. Returns
+    /// what `change` returned.
+    pub fn update(&self, change: impl FnOnce(&mut Game) -> bool) -> io::Result<bool> {
+        let mut game = self.game.lock().unwrap_or_else(PoisonError::into_inner);
+        if !change(&mut game) {
+            return Ok(false);
+        }
+        let text: Arc<str> = Arc::from(game.to_pgn());
+        *self.text.lock().unwrap_or_else(PoisonError::into_inner) = text.clone();
+        write_atomic(&self.path, &text)?;
+        Ok(true)
+    }
+
+    /// What `look` reads of the game, under the lock.
+    pub fn read<T>(&self, look: impl FnOnce(&Game) -> T) -> T {
+        look(&self.game.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// The PGN text as last changed.
+    pub fn text(&self) -> Arc<str> {
+        self.text.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 }
 
@@ -280,5 +373,28 @@ mod tests {
         let san = shakmaty::san::SanPlus::from_move_and_play_unchecked(&mut pos, e4).to_string();
         game.record(&Record::Move(MoveRecord { t: 2.0, made_t: 1.5, ply: 1, side: Color::White, m: e4, san, fen: String::new() }), &pos);
         assert!(flat(&game).ends_with("1. e4 { [%ts 2.0] } *"), "{}", flat(&game));
+    }
+
+    #[test]
+    fn the_arbiters_word_follows_the_ruling_it_is_on() {
+        use crate::rules::{Article, Ruling, Verdict};
+        let start = Chess::default();
+        let dir = tempfile::tempdir().unwrap();
+        let file = GameFile::new(dir.path().join("game.pgn"), Game::new(&start, Tags::unknown("test")));
+        let ruling = |t| Record::Ruling(Ruling { t, verdict: Verdict::Violation, article: Article::A4_3_1, side: Color::White, required: Vec::new(), text: "touched".into(), evidence: Vec::new() });
+        assert!(!file.update(|g| g.annotate(1, "arbiter: upheld")).unwrap(), "no ruling yet");
+        file.update(|g| {
+            g.record(&ruling(1.0), &start);
+            g.record(&ruling(2.0), &start);
+            true
+        })
+        .unwrap();
+        assert!(file.update(|g| g.annotate(2, "arbiter: dismissed, an accident")).unwrap());
+        assert!(!file.update(|g| g.annotate(3, "arbiter: upheld")).unwrap());
+        let flat = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+        let text = flat(&file.text());
+        assert!(text.ends_with("{ 1.0s violation 4.3.1 (White): touched } { 2.0s violation 4.3.1 (White): touched } { arbiter: dismissed, an accident } *"), "{text}");
+        assert_eq!(flat(&std::fs::read_to_string(file.path()).unwrap()), text, "the file is the text");
+        assert_eq!(file.read(Game::rulings), 2);
     }
 }

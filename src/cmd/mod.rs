@@ -9,6 +9,7 @@ pub mod eval_photos;
 pub mod live;
 pub mod monitor;
 pub mod recognise;
+pub mod round;
 pub mod rules;
 pub mod tags;
 

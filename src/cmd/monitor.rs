@@ -135,3 +135,10 @@ pub fn interrupt_flag() -> Arc<AtomicBool> {
     })
     .clone()
 }
+
+/// Waits until Ctrl-C sets `interrupted`.
+pub fn until_interrupted(interrupted: &AtomicBool) {
+    while !interrupted.load(std::sync::atomic::Ordering::Relaxed) {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}

@@ -21,7 +21,7 @@ mod sinks;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use crossbeam_channel::bounded;
 use opencv::core::Mat;
@@ -33,6 +33,7 @@ use crate::detect::Reading;
 use crate::events::Event;
 use crate::read::{self, Decoded, Decoder};
 use crate::rules::{self, Engine, Record};
+use crate::serve::OnAir;
 use crate::track::{self, Tracker};
 use reconcile::Reconciler;
 
@@ -76,6 +77,9 @@ pub struct Config {
     pub echo: bool,
     /// The PGN's tags.
     pub tags: crate::pgn::Tags,
+    /// With `--serve`: where the game, the moves, rulings and warnings and the counters are
+    /// published as they are decided.
+    pub on_air: Option<Arc<OnAir>>,
 }
 
 impl Config {
@@ -100,6 +104,7 @@ impl Config {
             paced: false,
             echo: false,
             tags: crate::pgn::Tags::unknown("touchmove"),
+            on_air: None,
         }
     }
 }
@@ -214,6 +219,8 @@ struct Outcome {
     start: Option<Chess>,
     /// Seconds the decoder took on this frame's reading.
     decoding: f64,
+    /// When the decide stage was done with the frame: its records were decided.
+    decided_at: SystemTime,
 }
 
 /// Runs the pipeline until the source ends or `stop` is set; outputs go to `config.out` as
@@ -274,7 +281,11 @@ pub fn run(config: &Config, stop: Arc<AtomicBool>, progress: &mut dyn FnMut(&Pro
             capture_stop.store(true, Ordering::Relaxed);
             failure = Some(e);
         }
-        progress(&sinks.progress(&summary, running.dropped.load(Ordering::Relaxed)));
+        let dropped = running.dropped.load(Ordering::Relaxed);
+        if let Some(air) = &config.on_air {
+            air.metrics.observe(&summary, dropped, running.reconnects.load(Ordering::Relaxed), outcome.latency);
+        }
+        progress(&sinks.progress(&summary, dropped));
     }
     capture_stop.store(true, Ordering::Relaxed);
     let prepared = prepare_thread.join().map_err(|_| PipelineError::Thread("prepare"))?;
@@ -413,6 +424,7 @@ fn decide(game: Game, readings: crossbeam_channel::Receiver<Analysed>, out: cros
             latency,
             start,
             decoding,
+            decided_at: SystemTime::now(),
         };
         last = Some((a.t, a.index));
         if out.send(outcome).is_err() {
@@ -445,6 +457,7 @@ fn decide(game: Game, readings: crossbeam_channel::Receiver<Analysed>, out: cros
             latency: None,
             start: None,
             decoding: 0.0,
+            decided_at: SystemTime::now(),
         });
     }
 }

@@ -3,25 +3,29 @@
 //! every frame), `game.pgn` (rewritten atomically after every move, and as soon as a move
 //! stands on the board, before it is completed), `evidence/` (a JPEG of the board at each ruling
 //! with the squares it rests on marked), `annotated.mp4` with `--overlay`, and `summary.json` at
-//! the end. With `echo` (live), moves and rulings also go to stdout.
+//! the end. With `echo` (live), moves and rulings also go to stdout; with `--serve`, the game,
+//! moves, rulings and warnings go on the air ([`OnAir`]) once written.
 
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use opencv::core::{Mat, Point, Rect, Scalar, Vector};
 use opencv::prelude::*;
 use opencv::{imgcodecs, imgproc};
 use serde_json::json;
+use shakmaty::Position as _;
 
 use super::overlay::Overlay;
 use super::EVIDENCE_FPS;
 use super::{Config, Outcome, PipelineError, Summary};
 use crate::board::Layout;
 use crate::detect::fen_square;
-use crate::pgn::Game;
+use crate::pgn::{Game, GameFile};
 use crate::rules::Record;
+use crate::serve::{OnAir, unix_seconds};
 
 /// Seconds of warped frames kept to illustrate rulings.
 const EVIDENCE_WINDOW_S: f64 = 20.0;
@@ -52,7 +56,8 @@ pub(super) struct Sinks {
     events: BufWriter<File>,
     rulings: BufWriter<File>,
     track: BufWriter<File>,
-    game: Game,
+    game: Arc<GameFile>,
+    on_air: Option<Arc<OnAir>>,
     /// The warp's layout, read from the first frame's size.
     layout: Layout,
     recent: VecDeque<(f64, Mat)>,
@@ -66,6 +71,27 @@ fn output_error(path: &Path, e: impl std::fmt::Display) -> PipelineError {
     PipelineError::Output { path: path.to_owned(), message: e.to_string() }
 }
 
+/// The event that tells `/events` clients the position the game starts from.
+fn start_event(start: &shakmaty::Chess) -> serde_json::Value {
+    json!({"kind": "start", "t": 0.0, "fen": shakmaty::fen::Fen::from_position(start, shakmaty::EnPassantMode::Legal).to_string()})
+}
+
+/// The event that tells `/events` clients which move stands on the board, not yet completed
+/// (`san` null: none), and the position it leads to.
+fn standing_event(o: &Outcome) -> serde_json::Value {
+    let standing = o.standing.filter(|&m| o.position.is_legal(m));
+    let (san, uci, fen) = match standing {
+        Some(m) => {
+            let mut after = o.position.clone();
+            let san = shakmaty::san::SanPlus::from_move_and_play_unchecked(&mut after, m).to_string();
+            (Some(san), Some(m.to_uci(shakmaty::CastlingMode::Standard).to_string()), shakmaty::fen::Fen::from_position(&after, shakmaty::EnPassantMode::Legal).to_string())
+        }
+        None => (None, None, shakmaty::fen::Fen::from_position(&o.position, shakmaty::EnPassantMode::Legal).to_string()),
+    };
+    let side = o.position.turn().char().to_string();
+    json!({"kind": "standing", "t": o.t, "side": side, "san": san, "uci": uci, "fen": fen, "at": unix_seconds(o.decided_at)})
+}
+
 fn create(path: PathBuf) -> Result<BufWriter<File>, PipelineError> {
     File::create(&path).map(BufWriter::new).map_err(|e| output_error(&path, e))
 }
@@ -74,13 +100,20 @@ impl Sinks {
     pub(super) fn create(config: &Config) -> Result<Sinks, PipelineError> {
         let out = config.out.clone();
         std::fs::create_dir_all(out.join("evidence")).map_err(|e| output_error(&out, e))?;
+        if let Some(air) = &config.on_air {
+            air.publish(&start_event(&config.start));
+        }
         let layout = Layout { square: 48, margin: 24 };
         let overlay = config.overlay.then_some(None);
         Ok(Sinks {
             events: create(out.join("events.jsonl"))?,
             rulings: create(out.join("rulings.jsonl"))?,
             track: create(out.join("track.jsonl"))?,
-            game: Game::new(&config.start, config.tags.clone()),
+            game: match &config.on_air {
+                Some(air) => air.game().clone(),
+                None => Arc::new(GameFile::new(out.join("game.pgn"), Game::new(&config.start, config.tags.clone()))),
+            },
+            on_air: config.on_air.clone(),
             echo: config.echo,
             layout,
             recent: VecDeque::new(),
@@ -92,7 +125,16 @@ impl Sinks {
 
     pub(super) fn write(&mut self, o: &Outcome, summary: &mut Summary) -> Result<(), PipelineError> {
         if let Some(start) = &o.start {
-            self.game = Game::new(start, self.game.tags().clone());
+            if let Some(air) = &self.on_air {
+                air.publish(&start_event(start));
+            }
+            let pgn = self.out.join("game.pgn");
+            self.game
+                .update(|g| {
+                    *g = Game::new(start, g.tags().clone());
+                    true
+                })
+                .map_err(|e| output_error(&pgn, e))?;
         }
         if let Some(warped) = &o.warped {
             let side = warped.rows().max(1) as u32;
@@ -112,10 +154,13 @@ impl Sinks {
         }
         let mut moved = false;
         self.last_ruling = None;
+        // What goes on the air once the files are written: each record as rulings.jsonl has it,
+        // with when it was decided; a ruling with its number and its evidence image.
+        let mut on_air = Vec::new();
         for record in &o.records {
             let line = serde_json::to_string(record).unwrap_or_default();
             writeln!(self.rulings, "{line}").map_err(|e| output_error(&self.out.join("rulings.jsonl"), e))?;
-            self.game.record(record, &o.position);
+            let mut published = self.on_air.as_ref().map(|_| serde_json::to_value(record).unwrap_or_default());
             match record {
                 Record::Move(_) => {
                     summary.moves += 1;
@@ -123,14 +168,22 @@ impl Sinks {
                 }
                 Record::Ruling(r) => {
                     summary.rulings += 1;
-                    self.evidence(summary.rulings, r)?;
+                    let image = self.evidence(summary.rulings, r)?;
                     self.last_ruling = Some(r.text.clone());
+                    if let Some(p) = &mut published {
+                        p["ruling"] = json!(summary.rulings);
+                        p["image"] = json!(image.map(|name| format!("evidence/{name}")));
+                    }
                 }
                 Record::Warning(w) => {
                     summary.warnings += 1;
                     tracing::warn!("{:.1}s: {}", w.t, w.text);
                 }
                 Record::ClaimClosed(_) => {}
+            }
+            if let Some(mut p) = published {
+                p["at"] = json!(unix_seconds(o.decided_at));
+                on_air.push(p);
             }
             if self.echo {
                 println!("{line}");
@@ -141,13 +194,24 @@ impl Sinks {
             writeln!(self.track, "{}", json!({"frame": o.index, "t": o.t, "board": board, "hands": o.hands_over})).map_err(|e| output_error(&self.out.join("track.jsonl"), e))?;
         }
         let pgn = self.out.join("game.pgn");
-        // A move standing on the board shows at once, before the opponent's touch completes it.
-        let shown = self.game.show(o.standing);
-        if moved || shown {
-            self.game.write_atomic(&pgn).map_err(|e| output_error(&pgn, e))?;
+        let mut shown = false;
+        self.game
+            .update(|g| {
+                o.records.iter().for_each(|r| g.record(r, &o.position));
+                // A move standing on the board shows at once, before the opponent's touch
+                // completes it.
+                shown = g.show(o.standing);
+                moved || shown
+            })
+            .map_err(|e| output_error(&pgn, e))?;
+        if shown && self.on_air.is_some() {
+            on_air.push(standing_event(o));
         }
         for (w, name) in [(&mut self.events, "events.jsonl"), (&mut self.rulings, "rulings.jsonl"), (&mut self.track, "track.jsonl")] {
             w.flush().map_err(|e| output_error(&self.out.join(name), e))?;
+        }
+        if let Some(air) = &self.on_air {
+            on_air.iter().for_each(|event| air.publish(event));
         }
         if let Some(slot) = self.overlay.as_mut().filter(|_| !o.end) {
             let overlay = match slot {
@@ -160,8 +224,9 @@ impl Sinks {
     }
 
     /// The board when the ruling's evidence happened, the squares it names marked, as
-    /// `evidence/NNN-ARTICLE-Ts.jpg` (one panel per distinct moment, up to three).
-    fn evidence(&mut self, n: u64, r: &crate::rules::Ruling) -> Result<(), PipelineError> {
+    /// `evidence/NNN-ARTICLE-Ts.jpg` (one panel per distinct moment, up to three). Returns the
+    /// file's name, if there was a frame to show.
+    fn evidence(&mut self, n: u64, r: &crate::rules::Ruling) -> Result<Option<String>, PipelineError> {
         let mut moments: Vec<f64> = r.evidence.iter().map(|e| e.t).collect();
         moments.push(r.t);
         moments.dedup_by(|a, b| (*a - *b).abs() < 0.05);
@@ -180,25 +245,26 @@ impl Sinks {
             panels.push(panel);
         }
         if panels.is_empty() {
-            return Ok(());
+            return Ok(None);
         }
         let mut sheet = Mat::default();
         opencv::core::hconcat(&panels, &mut sheet)?;
-        let path = self.out.join("evidence").join(format!("{n:03}-{}-{:.1}s.jpg", r.article, r.t));
+        let name = format!("{n:03}-{}-{:.1}s.jpg", r.article, r.t);
+        let path = self.out.join("evidence").join(&name);
         let ok = imgcodecs::imwrite(&path, &sheet, &Vector::new())?;
         if !ok {
             return Err(output_error(&path, "cannot write the image"));
         }
-        Ok(())
+        Ok(Some(name))
     }
 
     pub(super) fn progress(&self, summary: &Summary, dropped: u64) -> super::Progress {
-        Progress { frames: summary.frames, t: summary.video_seconds, moves: summary.moves, plies: self.game.plies(), rulings: summary.rulings, dropped, ruling: self.last_ruling.clone() }
+        Progress { frames: summary.frames, t: summary.video_seconds, moves: summary.moves, plies: self.game.read(Game::plies), rulings: summary.rulings, dropped, ruling: self.last_ruling.clone() }
     }
 
     pub(super) fn finish(&mut self, summary: &Summary) -> Result<(), PipelineError> {
         let pgn = self.out.join("game.pgn");
-        self.game.write_atomic(&pgn).map_err(|e| output_error(&pgn, e))?;
+        self.game.update(|_| true).map_err(|e| output_error(&pgn, e))?;
         if let Some(Some(overlay)) = self.overlay.take() {
             overlay.finish()?;
         }
