@@ -96,7 +96,8 @@ fn search(image: &Mat, all: bool) -> Result<Vec<[Px; 4]>, BoardError> {
         let mut small = Mat::default();
         imgproc::resize(&gray, &mut small, Size::default(), scale, scale, imgproc::INTER_AREA)?;
         let mut here = find_at(&small, all)?;
-        if here.is_empty() || all {
+        // Outlines at the first scale only: they hardly depend on it, and each costs refits.
+        if (here.is_empty() && !all) || (all && tried.len() == 1) {
             here.extend(from_outlines(&small, all)?);
         }
         for corners in here {

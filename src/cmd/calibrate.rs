@@ -41,7 +41,7 @@ pub struct Args {
     #[arg(value_name = "SOURCE")]
     pub source: String,
     /// The playing area's corners a8, h8, h1, a1 in pixels: x,y,x,y,x,y,x,y.
-    #[arg(long, value_name = "x,y,x,y,x,y,x,y")]
+    #[arg(long, value_name = "x,y,x,y,x,y,x,y", allow_hyphen_values = true)]
     pub corners: Option<String>,
     /// The edge of the image White sits at (otherwise read from the start position).
     #[arg(long, value_enum)]
@@ -115,7 +115,7 @@ pub fn run(args: &Args) -> Exit {
         },
     };
     let located = match (&mut model, found.1, args.white) {
-        (Some(model), Found::Auto, None) => match locate::locate(model, &frame.image, Some(&known)) {
+        (Some(model), Found::Auto, None) => match locate::locate_known(model, &frame.image, Some(found.0), &known) {
             Ok(l) if reference::check(&l.reading, &known).is_ok() => Some(l),
             _ => None,
         },
@@ -220,7 +220,8 @@ pub fn parse_corners(text: &str) -> Result<[Px; 4], String> {
         .split(',')
         .map(|s| s.trim().parse::<f64>().map_err(|_| format!("{s:?} is not a number")))
         .collect::<Result<_, _>>()?;
-    if numbers.len() != 8 || numbers.iter().any(|n| !n.is_finite() || *n < 0.0) {
+    // A corner may lie a little outside the image, where the board fills the frame.
+    if numbers.len() != 8 || numbers.iter().any(|n| !n.is_finite()) {
         return Err(format!("expected 8 pixel coordinates (a8, h8, h1, a1 as x,y pairs), got {text:?}"));
     }
     Ok(std::array::from_fn(|i| Px { x: numbers[2 * i], y: numbers[2 * i + 1] }))

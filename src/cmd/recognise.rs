@@ -33,7 +33,7 @@ pub struct Args {
     #[arg(value_name = "IMAGE")]
     pub image: PathBuf,
     /// The playing area's corners a8, h8, h1, a1 in pixels: x,y,x,y,x,y,x,y.
-    #[arg(long, value_name = "x,y,x,y,x,y,x,y")]
+    #[arg(long, value_name = "x,y,x,y,x,y,x,y", allow_hyphen_values = true)]
     pub corners: Option<String>,
     /// The board model (ONNX).
     #[arg(long, value_name = "FILE.onnx", default_value = DEFAULT_MODEL)]

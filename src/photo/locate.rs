@@ -2,9 +2,10 @@
 //! model in its four orientations, and each reading is scored by how well one chess position
 //! explains it. The best is kept, with how sure the choice is.
 //!
-//! - When the position is known (a reference photo, `calibrate --fen`), every grid the corner
-//!   finder offers ([`corners::candidates`]) is tried and scored by the known position's
-//!   likelihood: a grid shifted by a rank reads it badly.
+//! - When the position is known (a reference photo, `calibrate --fen`), readings are scored by
+//!   the known position's likelihood: a grid shifted by a rank reads it badly. The finder's grid
+//!   is kept if it reads the position; else every grid the finder offers
+//!   ([`corners::candidates`]) is tried.
 //! - Otherwise the finder's grid (strongest X-junctions) is kept and only its orientation chosen,
 //!   by the most likely position a game could show (one king a side, no pawn on the first or last
 //!   rank, White's army nearer White's edge). On the model's readings alone a grid shifted by a
@@ -14,7 +15,7 @@ use opencv::core::Mat;
 use opencv::prelude::MatTraitConst;
 use shakmaty::{Board, Color, Piece, Rank, Role, Square};
 
-use super::PhotoError;
+use super::{PhotoError, reference};
 use crate::board::{Calibration, Found, Px, WhiteEdge, corners};
 use crate::detect::reading::piece_class;
 use crate::detect::{CLASSES, Model, Reading};
@@ -42,11 +43,24 @@ pub struct Located {
 
 /// Finds the board in `image` and its orientation. `known`: the position it shows, if known.
 pub fn locate(model: &mut Model, image: &Mat, known: Option<&Board>) -> Result<Located, PhotoError> {
-    let grids = match known {
-        Some(_) => corners::candidates(image)?,
-        None => corners::find(image)?.into_iter().collect(),
-    };
-    locate_among(model, image, &grids, known)
+    let first = corners::find(image)?;
+    match known {
+        Some(board) => locate_known(model, image, first, board),
+        None => locate_among(model, image, &first.into_iter().collect::<Vec<_>>(), None),
+    }
+}
+
+/// Finds the board showing `board` in `image`, starting from the corner finder's `first` grid:
+/// if one of its turns reads the position (no square contradicts it), it is kept; only otherwise
+/// is every candidate grid tried, which costs seconds on a cluttered photo.
+pub fn locate_known(model: &mut Model, image: &Mat, first: Option<[Px; 4]>, board: &Board) -> Result<Located, PhotoError> {
+    if let Some(grid) = first {
+        let located = locate_among(model, image, &[grid], Some(board))?;
+        if reference::check(&located.reading, board).is_ok() {
+            return Ok(located);
+        }
+    }
+    locate_among(model, image, &corners::candidates(image)?, Some(board))
 }
 
 /// The best of these grids (playing areas in image order) and orientations for `image`.
