@@ -313,7 +313,7 @@ fn the_real_overhead_clip_re_encoded_or_at_half_size_gives_the_same_moves() {
 }
 
 #[test]
-fn a_camera_bumped_between_moves_is_re_calibrated_and_the_game_read_on() {
+fn a_camera_bumped_between_moves_is_re_calibrated_its_set_learnt_again_and_the_game_read_on() {
     // Six quiet seconds of the start, then the camera knocked 14 px right and 8 px down (a third
     // of a square), six quiet seconds more (to 12 s), then the whole clip as the bumped camera
     // sees it.
@@ -349,13 +349,27 @@ fn a_camera_bumped_between_moves_is_re_calibrated_and_the_game_read_on() {
         writer.write(&bump(&frame)).unwrap();
     }
     writer.release().unwrap();
-    let out = root.join("out");
-    let result = Command::new(env!("CARGO_BIN_EXE_touchmove"))
-        .args(["analyse", video.to_str().unwrap(), "--calibration", dir.join("calibration.json").to_str().unwrap()])
-        .args(["--fen", labels["fen"].as_str().unwrap(), "--out", out.to_str().unwrap()])
+    // The set learnt at calibration, from the clip's first position at its corners.
+    let calibration: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("calibration.json")).unwrap()).unwrap();
+    let corners: Vec<String> = calibration["corners"].as_array().unwrap().iter().flat_map(|p| [p["x"].to_string(), p["y"].to_string()]).collect();
+    let calibrated = Command::new(env!("CARGO_BIN_EXE_touchmove"))
+        .args(["calibrate", video.to_str().unwrap(), "--corners", &corners.join(","), "--dir", root.to_str().unwrap(), "--name", "bumped"])
+        .args(["--fen", labels["fen"].as_str().unwrap()])
         .output()
         .expect("touchmove runs");
-    assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
+    assert!(calibrated.status.success(), "{}", String::from_utf8_lossy(&calibrated.stderr));
+    assert!(root.join("bumped.set.json").is_file(), "{}", String::from_utf8_lossy(&calibrated.stderr));
+    let out = root.join("out");
+    let result = Command::new(env!("CARGO_BIN_EXE_touchmove"))
+        .args(["analyse", video.to_str().unwrap(), "--calibration", root.join("bumped.json").to_str().unwrap()])
+        .args(["--fen", labels["fen"].as_str().unwrap(), "--out", out.to_str().unwrap()])
+        .env("RUST_LOG", "info")
+        .output()
+        .expect("touchmove runs");
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(result.status.success(), "{stderr}");
+    // The set is learnt again on the moved grid, against the position read by then.
+    assert!(stderr.contains("the set learnt again at frame"), "{stderr}");
     let records = records(&out.join("rulings.jsonl"));
     let a = Analysed { out: root.clone(), records };
     let warnings: Vec<&serde_json::Value> = a.records.iter().filter(|r| r["kind"] == "warning").collect();

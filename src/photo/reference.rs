@@ -11,7 +11,7 @@ use super::PhotoError;
 use crate::board::{Calibration, Found, Px, WhiteEdge};
 use crate::detect::adapt::Sample;
 use crate::detect::reading::piece_class;
-use crate::detect::{Model, SetCorrection};
+use crate::detect::{Look, Model, SetCorrection};
 
 /// Corner offsets of the reads, in squares (x, y for each corner a8, h8, h1, a1): the unjittered
 /// read first. Copies of a square read at other offsets share its cross-validation fold.
@@ -35,29 +35,46 @@ const TOLERATED: usize = 1;
 
 /// Learns the set in `image`, whose playing area has corners a8, h8, h1, a1 and shows `board`.
 pub fn learn(model: &mut Model, image: &Mat, corners: [Px; 4], board: &Board, reference: String) -> Result<SetCorrection, PhotoError> {
+    let looks = looks(model, image, corners)?;
+    learn_from(model.fingerprint(), &looks, board, reference)
+}
+
+/// The reads a set is learnt from: the playing area with corners a8, h8, h1, a1 in `image`,
+/// read without the set correction, at each of [`JITTERS`] (the unjittered read first).
+pub fn looks(model: &mut Model, image: &Mat, corners: [Px; 4]) -> Result<Vec<Look>, PhotoError> {
     if !model.has_features() {
         return Err(PhotoError::NoFeatures);
     }
     let size = [image.cols().max(0) as u32, image.rows().max(0) as u32];
     let square = (corners[0].x - corners[2].x).hypot(corners[0].y - corners[2].y) / (8.0 * std::f64::consts::SQRT_2);
-    let mut samples = Vec::new();
-    for (k, jitter) in JITTERS.iter().enumerate() {
-        let moved: [Px; 4] = std::array::from_fn(|i| Px { x: corners[i].x + jitter[i].0 * square, y: corners[i].y + jitter[i].1 * square });
-        let cal = Calibration::from_corners(String::new(), 0, size, moved, WhiteEdge::Bottom, Found::Given)?;
-        let look = model.look(&cal.warp(image, model.layout())?)?;
-        if k == 0 {
-            check(&look.reading, board)?;
-        }
-        for sq in Square::ALL {
-            samples.push(Sample {
+    JITTERS
+        .iter()
+        .map(|jitter| {
+            let moved: [Px; 4] = std::array::from_fn(|i| Px { x: corners[i].x + jitter[i].0 * square, y: corners[i].y + jitter[i].1 * square });
+            let cal = Calibration::from_corners(String::new(), 0, size, moved, WhiteEdge::Bottom, Found::Given)?;
+            Ok(model.look(&cal.warp(image, model.layout())?)?)
+        })
+        .collect()
+}
+
+/// Learns the set for the model `fingerprint` names from its [`looks`] at a board showing
+/// `board`; refused where the first look has hands over the board or contradicts `board`.
+pub fn learn_from(fingerprint: &str, looks: &[Look], board: &Board, reference: String) -> Result<SetCorrection, PhotoError> {
+    if let Some(first) = looks.first() {
+        check(&first.reading, board)?;
+    }
+    let samples: Vec<Sample> = looks
+        .iter()
+        .flat_map(|look| {
+            Square::ALL.into_iter().map(|sq| Sample {
                 classes: look.reading.square(sq).classes,
                 features: look.features[sq as usize].clone(),
                 class: piece_class(board.piece_at(sq)),
                 fold: usize::from(sq.file()) + usize::from(sq.rank()),
-            });
-        }
-    }
-    Ok(SetCorrection::learn(model.fingerprint(), &samples, reference))
+            })
+        })
+        .collect();
+    Ok(SetCorrection::learn(fingerprint, &samples, reference))
 }
 
 /// Refuses a reading with hands over the board, or one that contradicts `board` on more squares

@@ -182,6 +182,8 @@ struct Analysed {
     reading: Option<Reading>,
     /// Said about the board or camera at this frame (moved, lost).
     warning: Option<String>,
+    /// The board moved and a set is in use: the reads to learn it again from.
+    relook: Option<Vec<crate::detect::Look>>,
 }
 
 /// Offline, how many frames, warped, may wait for the model. The model's work comes in bursts
@@ -240,6 +242,9 @@ pub fn run(config: &Config, stop: Arc<AtomicBool>, progress: &mut dyn FnMut(&Pro
 
     let mut model = crate::detect::Model::load(&config.model, config.threads)?;
     model.set_correction(config.set.clone())?;
+    let fingerprint = model.fingerprint().to_owned();
+    // Sets learnt again after the board moved, from the decide stage to the model's.
+    let (to_model, sets) = bounded::<crate::detect::SetCorrection>(2);
     // The model's stage tells the prepare stage when a reading showed no hand (for the drift
     // check), and of which frame.
     let quiet = Arc::new(prepare::Quiet::default());
@@ -252,10 +257,17 @@ pub fn run(config: &Config, stop: Arc<AtomicBool>, progress: &mut dyn FnMut(&Pro
         .map_err(|_| PipelineError::Thread("prepare"))?;
     let detect_thread = std::thread::Builder::new()
         .name("detect".into())
-        .spawn(move || detect::run(model, quiet, prepared, to_decide))
+        .spawn(move || detect::run(model, quiet, prepared, sets, to_decide))
         .map_err(|_| PipelineError::Thread("detect"))?;
 
-    let game = Game { start: config.start.clone(), auto: config.start_auto, live: config.live, rules: config.rules, declarations: config.declarations.clone() };
+    let game = Game {
+        start: config.start.clone(),
+        auto: config.start_auto,
+        live: config.live,
+        rules: config.rules,
+        declarations: config.declarations.clone(),
+        relearn: Relearn { fingerprint, source: config.calibration.source.clone(), to_model, learning: None },
+    };
     let decide_thread = std::thread::Builder::new()
         .name("decide".into())
         .spawn(move || decide(game, readings, to_sinks))
@@ -312,6 +324,49 @@ struct Game {
     live: bool,
     rules: rules::Options,
     declarations: Vec<Event>,
+    relearn: Relearn,
+}
+
+/// Learning the set again after the board moved, against the position decoded by then.
+struct Relearn {
+    /// The model's ([`crate::detect::Model::fingerprint`]).
+    fingerprint: String,
+    /// The footage, to name the frame a set is learnt from.
+    source: String,
+    to_model: crossbeam_channel::Sender<crate::detect::SetCorrection>,
+    /// The set being learnt.
+    learning: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Relearn {
+    /// Learns the set from `looks` of frame `index`, which shows `board`, in a thread of its own
+    /// (a fraction of a second the decoder does not wait for), and sends it to the model's
+    /// stage; where the frame does not show `board` (a hand, a misread), the set in use is kept.
+    fn start(&mut self, looks: Vec<crate::detect::Look>, board: Board, index: u64) {
+        self.finish();
+        let (fingerprint, to_model) = (self.fingerprint.clone(), self.to_model.clone());
+        let reference = format!("{}, frame {index}", self.source);
+        let learning = std::thread::Builder::new().name("set".into()).spawn(move || match crate::photo::reference::learn_from(&fingerprint, &looks, &board, reference) {
+            Ok(set) => {
+                tracing::info!("the set learnt again at frame {index}, where the board moved: {}", set.summary());
+                let _ = to_model.send(set);
+            }
+            Err(e) => tracing::warn!("the set is not learnt again at frame {index}, where the board moved (the one in use is kept): {e}"),
+        });
+        match learning {
+            Ok(handle) => self.learning = Some(handle),
+            Err(_) => tracing::warn!("the set is not learnt again at frame {index}: no thread to learn it in"),
+        }
+    }
+
+    /// Waits for the set being learnt, if any.
+    fn finish(&mut self) {
+        if let Some(handle) = self.learning.take()
+            && handle.join().is_err()
+        {
+            tracing::warn!("the set's learning failed");
+        }
+    }
 }
 
 /// The start is read from the readings of the footage's first this many seconds, up to the first
@@ -371,7 +426,7 @@ const SURE: f64 = 0.99;
 /// plainly differs: a misread in place is not the tracker's to follow), and the reconciler
 /// gives the engine the tracker's events where they make the decoded move, the move's own
 /// where they do not.
-fn decide(game: Game, readings: crossbeam_channel::Receiver<Analysed>, out: crossbeam_channel::Sender<Outcome>) {
+fn decide(mut game: Game, readings: crossbeam_channel::Receiver<Analysed>, out: crossbeam_channel::Sender<Outcome>) {
     let (early, start, said) = read_start(&game, &readings);
     let mut said = Some((said, (start != game.start).then(|| start.clone())));
     let lag = if game.live { read::Options::LIVE_LAG_S } else { read::Options::OFFLINE_LAG_S };
@@ -395,6 +450,9 @@ fn decide(game: Game, readings: crossbeam_channel::Receiver<Analysed>, out: cros
             decoding = started.elapsed().as_secs_f64();
             tracker.expect(decoder.position().turn());
             tracker.push(&read::observe::corrected(reading, decoder.shown(), decoder.sure(SURE), cover_max), &mut events);
+        }
+        if let Some(looks) = a.relook {
+            game.relearn.start(looks, decoder.shown().clone(), a.index);
         }
         let mut records = Vec::new();
         let (start_said, start) = said.take().unwrap_or((None, None));
@@ -432,6 +490,7 @@ fn decide(game: Game, readings: crossbeam_channel::Receiver<Analysed>, out: cros
         }
     }
     // End of input: what the decoder and the tracker still hold, then the engine's last word.
+    game.relearn.finish();
     let mut events = Vec::new();
     tracker.finish(&mut events);
     let mut decoded = Vec::new();

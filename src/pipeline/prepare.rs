@@ -13,7 +13,7 @@ use opencv::prelude::*;
 
 use super::{Config, EVIDENCE_FPS, PipelineError};
 use crate::board::drift::{Drift, Watch};
-use crate::board::{Calibration, Found, Layout, Warper};
+use crate::board::{Calibration, Found, Layout, Px, Warper};
 use crate::capture::Frame;
 use crate::gate::Gate;
 
@@ -48,6 +48,9 @@ pub(super) struct Prepared {
     pub(super) view: View,
     /// Said about the board or camera at this frame (moved, lost, another size).
     pub(super) warning: Option<String>,
+    /// The board moved and a set is in use: the frame, with the playing area's new corners
+    /// (a8, h8, h1, a1), for the set to be learnt again.
+    pub(super) relearn: Option<(Mat, [Px; 4])>,
 }
 
 /// The frame warped to the board, and whether the model is to read it.
@@ -89,6 +92,10 @@ pub(super) struct Preparer {
     last_read: Option<u64>,
     /// Kept by the model's stage.
     quiet: Arc<Quiet>,
+    /// A set correction is in use, to be learnt again when the board moves.
+    with_set: bool,
+    /// The frame and corners of the last re-calibration, until passed on.
+    relearn: Option<(Mat, [Px; 4])>,
 }
 
 impl Preparer {
@@ -108,6 +115,8 @@ impl Preparer {
             lost_warned: false,
             last_read: None,
             quiet,
+            with_set: config.set.is_some(),
+            relearn: None,
         }
     }
 
@@ -148,7 +157,7 @@ impl Preparer {
                 self.watch = Some(Watch::new(self.calibration.clone(), &frame.image)?);
                 self.last_check = frame.t;
             }
-            let prepared = Prepared { index: frame.index, t: frame.t, at: frame.at, view, warning };
+            let prepared = Prepared { index: frame.index, t: frame.t, at: frame.at, view, warning, relearn: self.relearn.take() };
             if matches!(prepared.view, View::Read(_)) {
                 self.last_read = Some(frame.index);
                 if out.send(prepared).is_err() {
@@ -223,6 +232,9 @@ impl Preparer {
                 self.calibration = Calibration::from_corners(old.source.clone(), frame.index, old.image_size, corners, old.white, Found::Auto)?;
                 self.warper = None;
                 self.watch = Some(Watch::new(self.calibration.clone(), &frame.image)?);
+                if self.with_set {
+                    self.relearn = Some((frame.image.clone(), self.calibration.corners));
+                }
                 Ok(Some(format!("the board moved in the image at frame {}: re-calibrated", frame.index)))
             }
             Drift::Lost if !self.lost_warned => {
