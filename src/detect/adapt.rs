@@ -382,8 +382,8 @@ fn fit(choice: Choice, points: &[&Point], rank: usize) -> Params {
                 }
             }
         }
-        for c in 0..CLASSES {
-            grad[c] += 2.0 * penalty * params.bias[c];
+        for (g, b) in grad.iter_mut().zip(&params.bias) {
+            *g += 2.0 * penalty * b;
         }
         if residual {
             for (j, row) in params.residual.iter().enumerate() {
@@ -400,8 +400,8 @@ fn fit(choice: Choice, points: &[&Point], rank: usize) -> Params {
             v[i] = b2 * v[i] + (1.0 - b2) * grad[i] * grad[i];
             delta[i] = step_size * m[i] / (v[i].sqrt() + 1e-8);
         }
-        for c in 0..CLASSES {
-            params.bias[c] -= delta[c];
+        for (b, d) in params.bias.iter_mut().zip(&delta) {
+            *b -= d;
         }
         if residual {
             for (j, row) in params.residual.iter_mut().enumerate() {
