@@ -27,7 +27,7 @@ start position's colours unless --white gives it (or --corners, whose order fixe
 The set in front of the camera is learnt from the same frame when it shows a known position \
 (--fen, by default the start position): a small correction of the board model for these pieces \
 under this light, kept only if squares held out of the fit read better with it, and saved as \
-DIR/NAME.set.json, which `analyse` and `live` use. When the position is known, it also settles \
+DIR/NAME.set.json, which `analyse` and `live` use (and learn again from the moved frame, against the position read by then, when the board moves in the image). When the position is known, it also settles \
 which grid is the board and which way round it lies. A frame with hands over the board, or that \
 does not show --fen, is refused, naming the squares (with the default start position: a warning, \
 and no set). An empty board teaches nothing: no set is learnt.\n\n\
