@@ -185,4 +185,42 @@ mod tests {
             assert!(game_url(bad).is_err(), "{bad}");
         }
     }
+
+    /// A board that answers `status` with `body` to one request, then goes away.
+    fn answer_once(status: &str, body: &str) -> String {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/game.pgn", listener.local_addr().unwrap());
+        let reply = format!("HTTP/1.1 {status}\r\nETag: \"g1\"\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
+        std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            let mut request = [0u8; 4096];
+            let _ = stream.read(&mut request);
+            stream.write_all(reply.as_bytes()).unwrap();
+        });
+        url
+    }
+
+    #[test]
+    fn a_board_that_goes_down_or_fails_keeps_its_last_game_and_is_named() {
+        let agent: ureq::Agent = ureq::Agent::config_builder().timeout_global(Some(Duration::from_secs(5))).http_status_as_error(false).build().into();
+        let game = "[Event \"Board 1\"]\n\n1. e4 e5 *\n";
+        let round = Round::new(vec![answer_once("200 OK", game)]);
+        round.poll(0, &agent);
+        assert_eq!(round.text().trim_end(), game.trim_end());
+        assert_eq!(round.health()["status"], "ok");
+        // The board's server is gone: nothing listens on its port any more.
+        round.poll(0, &agent);
+        assert_eq!(round.text().trim_end(), game.trim_end(), "the last game is kept");
+        let health = round.health();
+        assert_eq!(health["status"], "degraded");
+        assert_eq!(health["boards"][0]["up"], false);
+        assert_eq!(health["boards"][0]["has_game"], true);
+        // A board that answers with an error keeps its game too.
+        let url = answer_once("500 Internal Server Error", "");
+        round.boards[0].lock().unwrap().url = url;
+        round.poll(0, &agent);
+        assert_eq!(round.text().trim_end(), game.trim_end());
+        assert_eq!(round.health()["boards"][0]["error"], "HTTP 500");
+    }
 }
