@@ -18,7 +18,8 @@ use shakmaty::Position;
 With --corners (the playing area's corners a8, h8, h1, a1 in pixels) the board and its orientation \
 are given. Without, the board is found automatically and its orientation chosen by the position that \
 best explains what the model reads: one king a side, no pawn on the first or last rank, White's army \
-nearer White's edge (right for games; give --corners for studies).\n\n\
+nearer White's edge (right for games; give --corners for studies), and a light square at each \
+player's right (Law 2.1).\n\n\
 With --reference, the set is learnt first from another photo of the same set under the same light \
 whose position is known (--reference-fen, by default the start position), as `calibrate` does: the \
 reference's board and orientation are found by that position. A reference with hands over the board \
