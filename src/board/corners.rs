@@ -77,7 +77,8 @@ pub fn find(image: &Mat) -> Result<Option<[Px; 4]>, BoardError> {
 
 /// Every distinct playing area found in `image`, in image order, the first being [`find`]'s:
 /// the first block at each search scale, each placed at every offset whose junctions come close
-/// to the best. Empty if no board is found.
+/// to the best, and the grids of the board outlines at the first scale. Empty if no board is
+/// found.
 pub fn candidates(image: &Mat) -> Result<Vec<[Px; 4]>, BoardError> {
     search(image, true)
 }
@@ -96,7 +97,8 @@ fn search(image: &Mat, all: bool) -> Result<Vec<[Px; 4]>, BoardError> {
         let mut small = Mat::default();
         imgproc::resize(&gray, &mut small, Size::default(), scale, scale, imgproc::INTER_AREA)?;
         let mut here = find_at(&small, all)?;
-        // Outlines at the first scale only: they hardly depend on it, and each costs refits.
+        // Outlines where the detector finds no block; for every candidate, at the first scale
+        // only: they hardly depend on it, and each costs refits.
         if (here.is_empty() && !all) || (all && tried.len() == 1) {
             here.extend(from_outlines(&small, all)?);
         }

@@ -1,17 +1,18 @@
 //! `touchmove calibrate`: locate the board once and save where it is, which way round, and the
-//! homography, as `calibration/NAME.json`.
+//! homography, as `calibration/NAME.json`; learn the set in front of the camera from the same
+//! frame, as `calibration/NAME.set.json`.
 
 use std::path::{Path, PathBuf};
 
 use opencv::core::Vector;
 use opencv::imgcodecs;
 use opencv::prelude::MatTraitConst;
+use shakmaty::Position;
 
 use super::Exit;
 use crate::board::{self, Calibration, Found, Layout, Px, WhiteEdge};
 use crate::capture::{Capture, Source, Stills};
 use crate::detect::{DEFAULT_MODEL, Model, SetCorrection};
-use shakmaty::Position;
 use crate::photo::{self, PhotoError, locate, reference};
 
 /// Arguments of `touchmove calibrate`.
@@ -27,8 +28,9 @@ start position's colours unless --white gives it (or --corners, whose order fixe
 The set in front of the camera is learnt from the same frame when it shows a known position \
 (--fen, by default the start position): a small correction of the board model for these pieces \
 under this light, kept only if squares held out of the fit read better with it, and saved as \
-DIR/NAME.set.json, which `analyse` and `live` use (and learn again from the moved frame, against the position read by then, when the board moves in the image). When the position is known, it also settles \
-which grid is the board and which way round it lies. A frame with hands over the board, or that \
+DIR/NAME.set.json, which `analyse` and `live` use (and learn again from the moved frame, against \
+the position read by then, when the board moves in the image). When the position is known, it \
+also settles which grid is the board and which way round it lies. A frame with hands over the board, or that \
 does not show --fen, is refused, naming the squares (with the default start position: a warning, \
 and no set). An empty board teaches nothing: no set is learnt.\n\n\
 Exit codes: 0 saved, 1 no board found or the file could not be written, 2 bad arguments, a \

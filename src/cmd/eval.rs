@@ -4,7 +4,6 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
@@ -14,15 +13,15 @@ use shakmaty::{CastlingMode, Chess, Position};
 use super::Exit;
 use crate::board::{Calibration, Found, Px, WhiteEdge};
 use crate::capture::{Capture, Source};
-use crate::eval::labels::{CalibrationSource, Labels};
 use crate::detect::{Model, SetCorrection};
-use crate::photo::{PhotoError, reference};
-use crate::pipeline::{self, Config};
-use crate::rules;
+use crate::eval::labels::{CalibrationSource, Labels};
 use crate::eval::predicted::Predicted;
 use crate::eval::report::{self, ClipReport, Totals};
 use crate::eval::thresholds::Thresholds;
 use crate::eval::{Tolerances, plot, score};
+use crate::photo::{PhotoError, reference};
+use crate::pipeline::{self, Config};
+use crate::rules;
 
 /// Arguments of `touchmove eval`.
 #[derive(Debug, clap::Args)]

@@ -4,11 +4,11 @@ use std::path::{Path, PathBuf};
 
 use opencv::imgcodecs;
 use opencv::prelude::MatTraitConst;
+use shakmaty::Position;
 
 use super::Exit;
 use crate::detect::{DEFAULT_MODEL, Model};
 use crate::photo::{self, Orientation, PhotoError, locate, reference};
-use shakmaty::Position;
 
 /// Arguments of `touchmove recognise`.
 #[derive(Debug, clap::Args)]
