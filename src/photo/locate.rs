@@ -23,19 +23,20 @@ use crate::board::{Calibration, Found, Px, WhiteEdge, corners, orientation};
 use crate::detect::reading::piece_class;
 use crate::detect::{CLASSES, Model, Reading};
 
-/// How strongly the armies' sides tell which way round a board lies: the log-odds, per rank, that
-/// White's pieces sit nearer rank 1 than Black's. The maximum-likelihood slope on the 79
-/// positions with both colours in `../shared/data`'s labels is 1.0.
-const ARMY_SLOPE: f64 = 1.0;
+/// How strongly the armies' sides tell which way round a board lies: the log-odds, per rank of
+/// [`army_gap`], that White sits at the bottom. Fitted by maximum likelihood on the labelled
+/// positions of `../shared/data` (`examples/fit_orientation.rs`).
+const ARMY_SLOPE: f64 = 1.1;
 
 /// The chance that a board is set up with a dark square at the players' right (against Law
 /// 2.1): none of the 80 labelled positions of `../shared/data` is (61 afka2d, 13 phone photos,
-/// 6 webcam start positions), so (0 + 1) / (80 + 2).
+/// 6 webcam start positions), so (0 + 1) / (80 + 2) (`examples/fit_orientation.rs`).
 const MISSET: f64 = 1.0 / 82.0;
 
 /// How surely a [`orientation::chequer`] reading tells which diagonal the light squares take: the
 /// logistic slope per unit. Those 80 boards read 1.3 to 2.1 but one (0.25), their quarter turns
-/// as much below 0; at 4 a reading of 1 is 98 % sure, and [`MISSET`] bounds it.
+/// as much below 0, so the data cannot bound it; at 4 a reading of 1 is 98 % sure, and
+/// [`MISSET`] bounds it.
 const CHEQUER_SLOPE: f64 = 4.0;
 
 /// Floor of a probability in the scores, so that one square cannot outweigh the board.
@@ -148,6 +149,12 @@ pub fn plausibility(reading: &Reading) -> f64 {
 
 /// The log-probability that White sits at the bottom given the armies' mean ranks.
 fn army(reading: &Reading) -> f64 {
+    army_gap(reading).map_or(0.0, |gap| -(1.0 + (-ARMY_SLOPE * gap).exp()).ln())
+}
+
+/// How many ranks further up the board Black's army stands than White's, on average (each
+/// square weighted by the reading's chance of each colour); `None` where a colour is missing.
+pub fn army_gap(reading: &Reading) -> Option<f64> {
     let mean_rank = |color: Color| {
         let (mut sum, mut weight) = (0.0, 0.0);
         for sq in Square::ALL {
@@ -157,8 +164,5 @@ fn army(reading: &Reading) -> f64 {
         }
         if weight > 0.5 { Some(sum / weight) } else { None }
     };
-    match (mean_rank(Color::White), mean_rank(Color::Black)) {
-        (Some(white), Some(black)) => -(1.0 + (-ARMY_SLOPE * (black - white)).exp()).ln(),
-        _ => 0.0,
-    }
+    Some(mean_rank(Color::Black)? - mean_rank(Color::White)?)
 }

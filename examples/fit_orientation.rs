@@ -1,0 +1,93 @@
+//! Fits the orientation model of `photo::locate` on the labelled real photos of
+//! `../shared/data`, each read from its labelled corners (turned as `training/real/` says):
+//!
+//! - `ARMY_SLOPE`: the maximum-likelihood slope of the log-odds that White sits at the bottom
+//!   against the armies' gap in ranks ([`locate::army_gap`]), scored against the half turn;
+//! - `MISSET`: the chance of a board set up against Law 2.1 (its [`orientation::chequer`] below
+//!   0), as (k + 1) / (n + 2), and the chequer's range.
+//!
+//! `cargo run --release --example fit_orientation -- ../shared/data`
+
+use std::path::{Path, PathBuf};
+
+use opencv::prelude::MatTraitConst;
+
+use touchmove::board::{Calibration, Found, Px, WhiteEdge, orientation};
+use touchmove::capture::{Capture, Source};
+use touchmove::detect::{DEFAULT_MODEL, Model};
+use touchmove::photo::locate;
+
+/// A labelled photo: the image, its corners a8, h8, h1, a1, and whether it shows pieces.
+struct Item {
+    image: PathBuf,
+    corners: [Px; 4],
+    pieces: bool,
+}
+
+fn read_json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Four points of a JSON list, relabelled as if the board were turned `turns` quarter turns.
+fn turned(points: &serde_json::Value, turns: usize) -> [Px; 4] {
+    let p: Vec<Px> = points.as_array().expect("four points").iter().map(|p| Px { x: p[0].as_f64().unwrap(), y: p[1].as_f64().unwrap() }).collect();
+    std::array::from_fn(|i| p[(i + turns) % 4])
+}
+
+/// The labelled photos, as `training/board_model/cache.py` reads them.
+fn items(root: &Path) -> Vec<Item> {
+    let orient = read_json(Path::new("training/real/orientation.json"));
+    let turns = |set: &str, image: &str| orient[set].get(image).and_then(|t| t.as_u64()).unwrap_or(0) as usize;
+    let empty = |fen: &str| fen.starts_with("8/8/8/8/8/8/8/8");
+    let mut items = Vec::new();
+    for label in read_json(&root.join("afka2d-overhead-photos/labels.json")).as_array().unwrap() {
+        let image = label["image"].as_str().unwrap();
+        let corners = turned(&label["corners"], turns("afka2d-overhead-photos", image));
+        items.push(Item { image: root.join("afka2d-overhead-photos").join(image), corners, pieces: !empty(label["fen"].as_str().unwrap()) });
+    }
+    for label in read_json(&root.join("webcam-boards/labels.json")).as_array().unwrap() {
+        let Some(image) = label["image"].as_str() else { continue };
+        let corners = turned(&label["warp_points"], turns("webcam-boards", image));
+        items.push(Item { image: root.join("webcam-boards").join(image), corners, pieces: !empty(label["fen_board"].as_str().unwrap()) });
+    }
+    let found = read_json(Path::new("training/real/phone-photos-fen.corners.json"));
+    for label in read_json(&root.join("phone-photos-fen/labels.json")).as_array().unwrap() {
+        let image = label["image"].as_str().unwrap();
+        let entry = &found[image];
+        let corners = turned(&entry["image_order"], entry["quarter_turns"].as_u64().unwrap() as usize);
+        items.push(Item { image: root.join("phone-photos-fen").join(image), corners, pieces: !empty(label["fen_board"].as_str().unwrap()) });
+    }
+    items
+}
+
+fn main() {
+    let root = PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| "../shared/data".into()));
+    let mut model = Model::load(Path::new(DEFAULT_MODEL), 2).expect("the board model");
+    let (mut gaps, mut chequers) = (Vec::new(), Vec::new());
+    for item in items(&root).into_iter().filter(|i| i.pieces) {
+        let frame = Capture::open(&Source::File(item.image.clone())).unwrap().next_frame().unwrap().unwrap();
+        let size = [frame.image.cols() as u32, frame.image.rows() as u32];
+        let cal = Calibration::from_corners(String::new(), 0, size, item.corners, WhiteEdge::Bottom, Found::Given).unwrap();
+        let reading = model.read(&cal.warp(&frame.image, model.layout()).unwrap(), 0, 0.0).unwrap();
+        let chequer = orientation::chequer(&frame.image, item.corners).unwrap();
+        let gap = locate::army_gap(&reading);
+        println!("{}: chequer {chequer:.2}, army gap {}", item.image.display(), gap.map_or("-".into(), |g| format!("{g:.2}")));
+        gaps.extend(gap);
+        chequers.push(chequer);
+    }
+    // ln P(right way up) - against the half turn, whose gap is the opposite - summed: the
+    // log-likelihood of the slope, maximised by golden-section search on [0.01, 20].
+    let likelihood = |s: f64| -> f64 { gaps.iter().map(|g| -(1.0 + (-s * g).exp()).ln()).sum() };
+    let (mut lo, mut hi) = (0.01f64, 20.0f64);
+    let phi = (5f64.sqrt() - 1.0) / 2.0;
+    for _ in 0..100 {
+        let (a, b) = (hi - phi * (hi - lo), lo + phi * (hi - lo));
+        if likelihood(a) > likelihood(b) { hi = b } else { lo = a }
+    }
+    let slope = (lo + hi) / 2.0;
+    let against = chequers.iter().filter(|c| **c < 0.0).count();
+    let (min, max) = chequers.iter().fold((f64::MAX, f64::MIN), |(lo, hi), c| (lo.min(*c), hi.max(*c)));
+    let unbounded = if slope > 19.9 { "; at the search's bound: the data do not bound it" } else { "" };
+    println!("ARMY_SLOPE: {slope:.2} ({} positions with both colours{unbounded})", gaps.len());
+    println!("MISSET: ({against} + 1) / ({} + 2) = 1 / {:.0}; chequer from {min:.2} to {max:.2}", chequers.len(), (chequers.len() + 2) as f64 / (against + 1) as f64);
+}
