@@ -285,8 +285,9 @@ impl GameFile {
             return Ok(false);
         }
         let text: Arc<str> = Arc::from(game.to_pgn());
-        *self.text.lock().unwrap_or_else(PoisonError::into_inner) = text.clone();
+        // Written first: what is served is what the file holds.
         write_atomic(&self.path, &text)?;
+        *self.text.lock().unwrap_or_else(PoisonError::into_inner) = text;
         Ok(true)
     }
 

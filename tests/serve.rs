@@ -65,6 +65,16 @@ fn post(url: &str, headers: &[(&str, &str)], body: &str) -> Answer {
     Answer { status: response.status().as_u16(), headers: response.headers().clone(), body }
 }
 
+/// A process killed when dropped, even by a failing test.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// A `touchmove live --serve` playing the clip, killed when the last test holding it is done.
 struct Board {
     child: Mutex<Child>,
@@ -169,11 +179,13 @@ fn a_live_board_on_the_air_serves_the_game_the_events_and_the_arbiters_decisions
     // A round over this board and one that is down, polled while the clip plays.
     let round_port = free_port();
     let dead = format!("http://127.0.0.1:{}", free_port());
-    let mut round = Command::new(env!("CARGO_BIN_EXE_touchmove"))
-        .args(["round", &url, &dead, "--serve", &format!("127.0.0.1:{round_port}"), "--every", "0.5"])
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("touchmove round runs");
+    let round = Killed(
+        Command::new(env!("CARGO_BIN_EXE_touchmove"))
+            .args(["round", &url, &dead, "--serve", &format!("127.0.0.1:{round_port}"), "--every", "0.5"])
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("touchmove round runs"),
+    );
     let round_url = format!("http://127.0.0.1:{round_port}");
 
     // Reads stay open: the page, health, the game while the clip plays.
@@ -264,7 +276,7 @@ fn a_live_board_on_the_air_serves_the_game_the_events_and_the_arbiters_decisions
         assert_eq!(refused.status, 401, "{}", refused.text());
         assert!(refused.text().contains("token"));
     }
-    assert!(!decisions.exists(), "nothing written without the token");
+    assert_eq!(std::fs::read_to_string(&decisions).unwrap(), "", "made empty at the start, nothing written without the token");
     let bearer = format!("Bearer {TOKEN}");
     let auth = [("Authorization", bearer.as_str())];
     let malformed = post(&decide, &auth, r#"{"decision": "maybe"}"#);
@@ -273,7 +285,7 @@ fn a_live_board_on_the_air_serves_the_game_the_events_and_the_arbiters_decisions
     assert_eq!(post(&decide, &auth, "uphold").status, 400);
     assert_eq!(post(&format!("{url}/rulings/2/decision"), &auth, body).status, 404);
     assert_eq!(post(&format!("{url}/rulings/x/decision"), &auth, body).status, 404);
-    assert!(!decisions.exists(), "nothing written for a bad decision");
+    assert_eq!(std::fs::read_to_string(&decisions).unwrap(), "", "nothing written for a bad decision");
     let taken = post(&decide, &auth, body);
     assert_eq!(taken.status, 200, "{}", taken.text());
     let lines: Vec<Value> = std::fs::read_to_string(&decisions).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
@@ -301,8 +313,7 @@ fn a_live_board_on_the_air_serves_the_game_the_events_and_the_arbiters_decisions
     assert_eq!(health["status"], "degraded");
     assert_eq!(health["boards"][0]["up"], true);
     assert_eq!((health["boards"][1]["up"].as_bool(), health["boards"][1]["url"].as_str()), (Some(false), Some(format!("{dead}/game.pgn").as_str())));
-    let _ = round.kill();
-    let _ = round.wait();
+    drop(round);
 }
 
 #[test]

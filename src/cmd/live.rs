@@ -68,9 +68,13 @@ pub fn run(args: &Args) -> Exit {
         Err(e) => return Exit::BadInput(e),
     };
     let interrupted = interrupt_flag();
+    let mut served = None;
     if let Some(addr) = args.serve {
         match on_air(addr, args.token_file.as_deref(), &config) {
-            Ok(air) => config.on_air = Some(air),
+            Ok((air, bound)) => {
+                config.on_air = Some(air);
+                served = Some(bound);
+            }
             Err(exit) => return exit,
         }
     }
@@ -81,7 +85,7 @@ pub fn run(args: &Args) -> Exit {
         }
         Err(e) => failed(e),
     };
-    if let (Some(air), Some(addr), Exit::Ok) = (&config.on_air, args.serve, &exit) {
+    if let (Some(air), Some(addr), Exit::Ok) = (&config.on_air, served, &exit) {
         air.end();
         if !interrupted.load(Ordering::Relaxed) {
             eprintln!("the source has ended; still serving everything decided on http://{addr}/ until Ctrl-C");
@@ -93,20 +97,23 @@ pub fn run(args: &Args) -> Exit {
 
 /// Puts the run on the air on `addr`: the token (from `token_file`, else a random one, printed),
 /// the address bound, the server started. An address in use or a token file that cannot serve
-/// is bad input.
-fn on_air(addr: SocketAddr, token_file: Option<&std::path::Path>, config: &pipeline::Config) -> Result<Arc<OnAir>, Exit> {
+/// is bad input. Returns the state on the air and the address served (the port chosen, for 0).
+fn on_air(addr: SocketAddr, token_file: Option<&std::path::Path>, config: &pipeline::Config) -> Result<(Arc<OnAir>, SocketAddr), Exit> {
     let token = match token_file {
         Some(path) => Token::read(path),
         None => Token::random(),
     }
     .map_err(|e| Exit::BadInput(e.to_string()))?;
     let listener = serve::bind(addr).map_err(|e| Exit::BadInput(e.to_string()))?;
-    let air = Arc::new(OnAir::new(config.out.clone(), Game::new(&config.start, config.tags.clone())));
+    let air = match OnAir::new(config.out.clone(), Game::new(&config.start, config.tags.clone())) {
+        Ok(air) => Arc::new(air),
+        Err(e) => return Err(Exit::Failed(format!("{}: {e}", config.out.join("decisions.jsonl").display()))),
+    };
     let served = serve::start(listener, serve::live::routes(air.clone(), token.clone())).map_err(|e| Exit::Failed(e.to_string()))?;
     eprintln!("serving on http://{served}/ (the arbiter's page; /game.pgn, /events, /metrics)");
     match token_file {
         Some(path) => eprintln!("arbiter token: the one in {}", path.display()),
         None => eprintln!("arbiter token: {}", token.as_str()),
     }
-    Ok(air)
+    Ok((air, served))
 }

@@ -1,5 +1,5 @@
-//! What `analyse`, `live` and `bench` share: the game and board options, and turning them into
-//! a pipeline [`Config`].
+//! What `analyse`, `live` and `bench` share: the game and board options, turning them into a
+//! pipeline [`Config`], and a run's exit status; and Ctrl-C, which `round` waits on too.
 
 use std::fs::File;
 use std::io::BufReader;
@@ -60,10 +60,7 @@ impl GameArgs {
     pub fn config(&self, source: Source, out: PathBuf, live: bool, overlay: bool) -> Result<Config, String> {
         let calibration = Calibration::load(&self.calibration).map_err(|e| e.to_string())?;
         let set_path = SetCorrection::path_beside(&self.calibration);
-        let set = match self.no_set || !set_path.exists() {
-            true => None,
-            false => Some(SetCorrection::load(&set_path).map_err(|e| e.to_string())?),
-        };
+        let set = if self.no_set || !set_path.exists() { None } else { Some(SetCorrection::load(&set_path).map_err(|e| e.to_string())?) };
         let auto = self.fen.as_deref() == Some("auto");
         let start = super::start_position(self.fen.as_deref().filter(|_| !auto))?;
         super::check_min_conf(self.min_conf)?;
@@ -113,8 +110,8 @@ pub struct OutputArgs {
     pub pgn: super::tags::PgnArgs,
 }
 
-/// The exit status of a run that failed: a source that cannot be read, or whose frames the
-/// calibration does not fit, is bad input; anything else a failure.
+/// The exit status of a run that failed: a source that cannot be read, a set file made for
+/// another model, or frames the calibration does not fit, are bad input; anything else a failure.
 pub fn failed(e: PipelineError) -> Exit {
     match e {
         PipelineError::Capture(_) | PipelineError::Set(_) | PipelineError::Board(crate::board::BoardError::FrameSize { .. }) => Exit::BadInput(e.to_string()),

@@ -201,7 +201,7 @@ impl Sinks {
                 // A move standing on the board shows at once, before the opponent's touch
                 // completes it.
                 shown = g.show(o.standing);
-                moved || shown
+                moved || shown || !o.records.is_empty()
             })
             .map_err(|e| output_error(&pgn, e))?;
         if shown && self.on_air.is_some() {

@@ -47,7 +47,7 @@ pub struct Decision {
     pub note: Option<String>,
 }
 
-/// A decision longer than this is refused: it is a note, not a report.
+/// A note longer than this many characters is refused: it is a note, not a report.
 const NOTE_MAX: usize = 1000;
 
 impl Decision {
@@ -69,27 +69,26 @@ impl Decision {
     }
 }
 
-/// `decisions.jsonl`, opened for appending at the first decision.
+/// `decisions.jsonl`, made empty when the run starts (like the run's other outputs: a ruling's
+/// number means nothing in another run) and appended to at each decision.
 #[derive(Debug)]
 pub struct DecisionLog {
-    path: PathBuf,
-    file: Option<File>,
+    file: File,
 }
 
 impl DecisionLog {
-    /// The log at `path`.
-    pub fn new(path: PathBuf) -> DecisionLog {
-        DecisionLog { path, file: None }
+    /// The log at `path`, empty, its folder made if need be.
+    pub fn create(path: &Path) -> std::io::Result<DecisionLog> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        Ok(DecisionLog { file: OpenOptions::new().create(true).write(true).truncate(true).open(path)? })
     }
 
-    /// Appends `line` and flushes it to the disk.
+    /// Appends `line` in one write and flushes it to the disk.
     pub fn append(&mut self, line: &serde_json::Value) -> std::io::Result<()> {
-        let file = match &mut self.file {
-            Some(file) => file,
-            None => self.file.insert(OpenOptions::new().create(true).append(true).open(&self.path)?),
-        };
-        writeln!(file, "{line}")?;
-        file.sync_data()
+        self.file.write_all(format!("{line}\n").as_bytes())?;
+        self.file.sync_data()
     }
 }
 
@@ -136,7 +135,7 @@ impl Token {
         let token = text.lines().next().unwrap_or_default().trim();
         let unfit = |why| Err(TokenError::Unfit { path: path.to_owned(), why });
         if token.is_empty() {
-            return unfit("the file is empty");
+            return unfit(if text.trim().is_empty() { "the file is empty" } else { "its first line is empty" });
         }
         if !token.bytes().all(|b| b.is_ascii_graphic()) {
             return unfit("the token must be visible ASCII characters, no spaces");
@@ -154,7 +153,10 @@ impl Token {
 
     /// Whether an `Authorization` header's value carries this token (compared in constant time).
     pub fn admits(&self, authorization: Option<&str>) -> bool {
-        let Some(given) = authorization.and_then(|h| h.strip_prefix("Bearer ")).map(str::trim) else { return false };
+        // The scheme is case-insensitive (RFC 9110).
+        let Some(given) = authorization.and_then(|h| h.split_once(' ')).filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer")).map(|(_, t)| t.trim()) else {
+            return false;
+        };
         given.len() == self.0.len() && given.bytes().zip(self.0.bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
     }
 }
@@ -189,10 +191,15 @@ mod tests {
         assert!(a.admits(Some(&format!("Bearer {}", a.as_str()))));
         assert!(!a.admits(Some(&format!("Bearer {}", b.as_str()))));
         assert!(!a.admits(Some(a.as_str())) && !a.admits(None));
+        // The scheme is case-insensitive.
+        assert!(a.admits(Some(&format!("bearer {}", a.as_str()))));
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("token");
         std::fs::write(&path, "s3cret-token\n").unwrap();
         assert!(Token::read(&path).unwrap().admits(Some("Bearer s3cret-token")));
+        assert!(!Token::read(&path).unwrap().admits(Some("Bearer S3CRET-TOKEN")), "the token is case-sensitive");
+        std::fs::write(&path, "\n\ns3cret-token\n").unwrap();
+        assert!(Token::read(&path).unwrap_err().to_string().contains("first line is empty"));
         std::fs::write(&path, "short").unwrap();
         assert!(Token::read(&path).unwrap_err().to_string().contains("shorter than 8"));
         let missing = dir.path().join("missing");

@@ -62,7 +62,7 @@ impl Follower {
         Follower { air, after, pending: Vec::new().into_iter(), told }
     }
 
-    /// The next event, waiting for it to be published; `None` once the server goes.
+    /// The next event, waiting for it to be published (the stream ends when the client goes).
     async fn next(&mut self) -> Option<Event> {
         loop {
             if let Some((id, data)) = self.pending.next() {
@@ -83,10 +83,12 @@ impl Drop for Follower {
     }
 }
 
-/// Every event from the one after `Last-Event-ID` (from the first without it), then each as
-/// it is published, until the client goes.
+/// Every event from the one after `Last-Event-ID` (from the first without it, or where the id is
+/// beyond this run's: the client followed an earlier run), then each as it is published, until
+/// the client goes.
 async fn events(State(live): State<Live>, headers: HeaderMap) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let after = headers.get("last-event-id").and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse::<usize>().ok()).unwrap_or(0);
+    let after = if after > live.air.published() { 0 } else { after };
     let stream = futures_util::stream::unfold(Follower::new(live.air, after), |mut follower| async move { follower.next().await.map(|event| (Ok(event), follower)) });
     Sse::new(stream).keep_alive(KeepAlive::default())
 }

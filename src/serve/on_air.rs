@@ -55,18 +55,19 @@ pub fn unix_seconds(at: SystemTime) -> f64 {
 }
 
 impl OnAir {
-    /// The state of a run writing into `out`, starting `game` (kept in `out/game.pgn`).
-    pub fn new(out: PathBuf, game: Game) -> OnAir {
+    /// The state of a run writing into `out`, starting `game` (kept in `out/game.pgn`); makes
+    /// `out/decisions.jsonl` empty.
+    pub fn new(out: PathBuf, game: Game) -> std::io::Result<OnAir> {
         let file = GameFile::new(out.join("game.pgn"), game);
-        OnAir {
-            decisions: Mutex::new(DecisionLog::new(out.join("decisions.jsonl"))),
+        Ok(OnAir {
+            decisions: Mutex::new(DecisionLog::create(&out.join("decisions.jsonl"))?),
             game: Arc::new(file),
             out,
             log: RwLock::new(Vec::new()),
             logged: watch::channel(0).0,
             ended: AtomicBool::new(false),
             metrics: Metrics::default(),
-        }
+        })
     }
 
     /// The game, which the pipeline's sinks record into.
@@ -83,9 +84,9 @@ impl OnAir {
     pub fn publish(&self, event: &Value) {
         let mut log = self.log.write().unwrap_or_else(PoisonError::into_inner);
         log.push(Arc::from(event.to_string()));
-        let n = log.len();
-        drop(log);
-        self.logged.send_replace(n);
+        // Told under the lock, so that the count told never goes back (the pipeline and the
+        // decisions publish from different threads); telling never waits for a client.
+        self.logged.send_replace(log.len());
     }
 
     /// The events after the first `after`, each with its id.
@@ -134,8 +135,9 @@ impl OnAir {
         let write = |path: PathBuf| move |source| DecideError::Write { path, source };
         log.append(&line).map_err(write(self.out.join("decisions.jsonl")))?;
         self.game.update(|g| g.annotate(ruling, &decision.comment())).map_err(write(self.game.path().to_owned()))?;
-        drop(log);
+        // Published before the next decision is taken: `/events` tells them in the log's order.
         self.publish(&line);
+        drop(log);
         Ok(line)
     }
 }
@@ -150,7 +152,9 @@ mod tests {
     #[test]
     fn events_keep_their_ids_and_wake_the_waiting() {
         let dir = tempfile::tempdir().unwrap();
-        let air = OnAir::new(dir.path().to_owned(), Game::new(&Chess::default(), Tags::unknown("test")));
+        // An earlier run's decisions, whose ruling numbers mean nothing in this one.
+        std::fs::write(dir.path().join("decisions.jsonl"), "{\"kind\":\"decision\",\"ruling\":1}\n").unwrap();
+        let air = OnAir::new(dir.path().to_owned(), Game::new(&Chess::default(), Tags::unknown("test"))).unwrap();
         let mut told = air.subscribe();
         for i in 0..3 {
             air.publish(&json!({"kind": "warning", "i": i}));
@@ -161,6 +165,6 @@ mod tests {
         assert_eq!(after.iter().map(|e| e.0).collect::<Vec<_>>(), vec![2, 3]);
         assert!(after[0].1.contains("\"i\":1"));
         assert!(matches!(air.decide(1, &Decision::parse(br#"{"decision":"uphold"}"#).unwrap()), Err(DecideError::NoRuling(1))));
-        assert!(!dir.path().join("decisions.jsonl").exists(), "nothing written for a ruling that is not there");
+        assert_eq!(std::fs::read_to_string(dir.path().join("decisions.jsonl")).unwrap(), "", "emptied at the start, nothing written for a ruling that is not there");
     }
 }

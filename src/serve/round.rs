@@ -101,8 +101,10 @@ impl Round {
         }
     }
 
-    /// Rebuilds the round's PGN from the boards' games, in the boards' order.
+    /// Rebuilds the round's PGN from the boards' games, in the boards' order. The text's lock is
+    /// held throughout, so that a rebuild from older games cannot land after a newer one.
     fn join(&self) {
+        let mut joined = self.text.lock().unwrap_or_else(PoisonError::into_inner);
         let mut text = String::new();
         for board in &self.boards {
             let board = board.lock().unwrap_or_else(PoisonError::into_inner);
@@ -111,7 +113,7 @@ impl Round {
                 text.push_str("\n\n");
             }
         }
-        *self.text.lock().unwrap_or_else(PoisonError::into_inner) = Arc::from(text);
+        *joined = Arc::from(text);
     }
 
     /// The round's PGN: every board's last game.
