@@ -1,6 +1,7 @@
 //! `touchmove recognise` and `eval-photos` on committed photos (rendered stills with labelled
 //! corners): square order and orientation from the corners, the board turned when the corners
-//! are, and the report's shape. Needs ONNX Runtime (see scripts/setup).
+//! are, found and turned without them whichever way round the photo was taken, sets learnt from
+//! a reference, and the report's shape. Needs ONNX Runtime (see scripts/setup).
 
 use std::path::Path;
 use std::process::Command;
@@ -154,4 +155,32 @@ fn a_photo_with_no_board_is_a_clear_error() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("no board found"), "{stderr}");
+}
+
+#[test]
+fn a_photo_is_read_the_same_whichever_way_round_it_was_taken() {
+    use opencv::core::{Mat, Vector};
+    let original = "fixtures/photos/touch-both-4.3.3-frame0.jpg";
+    let upright = touchmove(&["recognise", original]);
+    assert!(upright.status.success(), "{}", String::from_utf8_lossy(&upright.stderr));
+    let fen = String::from_utf8_lossy(&upright.stdout).trim().to_owned();
+    let label = labels().into_iter().find(|l| l["image"] == "touch-both-4.3.3-frame0.jpg").unwrap();
+    let truth = board(label["fen"].as_str().unwrap());
+    let read = board(&fen);
+    assert!(Square::ALL.iter().filter(|&&sq| kind(&read, sq) != kind(&truth, sq)).count() <= 1, "{fen}");
+    let image = opencv::imgcodecs::imread(original, opencv::imgcodecs::IMREAD_COLOR).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for (turn, code) in [(1, opencv::core::ROTATE_90_CLOCKWISE), (2, opencv::core::ROTATE_180), (3, opencv::core::ROTATE_90_COUNTERCLOCKWISE)] {
+        let mut turned = Mat::default();
+        opencv::core::rotate(&image, &mut turned, code).unwrap();
+        let path = dir.path().join(format!("turned-{turn}.png"));
+        opencv::imgcodecs::imwrite(path.to_str().unwrap(), &turned, &Vector::new()).unwrap();
+        let out = touchmove(&["recognise", path.to_str().unwrap()]);
+        assert!(out.status.success(), "{turn}: {}", String::from_utf8_lossy(&out.stderr));
+        // Turned back the right way: every square's kind as upright (a wrong turn would change
+        // dozens); a piece seen at another lean may read as another type.
+        let again = board(&String::from_utf8_lossy(&out.stdout));
+        let (kinds, types) = Square::ALL.iter().fold((0, 0), |(k, t), &sq| (k + usize::from(kind(&again, sq) != kind(&read, sq)), t + usize::from(again.piece_at(sq) != read.piece_at(sq))));
+        assert!(kinds == 0 && types <= 2, "turned {turn} quarter turns: {} against {fen}", String::from_utf8_lossy(&out.stdout));
+    }
 }
