@@ -7,6 +7,7 @@ use opencv::prelude::MatTraitConst;
 use shakmaty::Position;
 
 use super::Exit;
+use crate::board::{self, WhiteEdge};
 use crate::detect::{DEFAULT_MODEL, Model};
 use crate::photo::{self, Orientation, PhotoError, locate, reference};
 
@@ -19,7 +20,8 @@ With --corners (the playing area's corners a8, h8, h1, a1 in pixels) the board a
 are given. Without, the board is found automatically and its orientation chosen by the position that \
 best explains what the model reads: one king a side, no pawn on the first or last rank, White's army \
 nearer White's edge (right for games; give --corners for studies), and a light square at each \
-player's right (Law 2.1).\n\n\
+player's right (Law 2.1). With --white, the board is found and White's edge given: for a position \
+that cannot tell it, such as a pawnless endgame.\n\n\
 With --reference, the set is learnt first from another photo of the same set under the same light \
 whose position is known (--reference-fen, by default the start position), as `calibrate` does: the \
 reference's board and orientation are found by that position. A reference with hands over the board \
@@ -27,6 +29,7 @@ or that does not show its position is refused, naming the squares.\n\n\
 Exit codes: 0 read, 1 no board found or the model failed, 2 an unreadable image, bad arguments or \
 a refused reference.",
     after_help = "Examples:\n  touchmove recognise board.jpg\n  touchmove recognise board.jpg --corners 213,529,754,480,780,1067,120,1047 --verbose\n  \
+touchmove recognise endgame.jpg --white left    (White sits at the photo's left edge)\n  \
 touchmove recognise move-31.jpg --reference start.jpg    (the same set, set up for the start)"
 )]
 pub struct Args {
@@ -36,6 +39,10 @@ pub struct Args {
     /// The playing area's corners a8, h8, h1, a1 in pixels: x,y,x,y,x,y,x,y.
     #[arg(long, value_name = "x,y,x,y,x,y,x,y", allow_hyphen_values = true)]
     pub corners: Option<String>,
+    /// The edge of the photo White sits at: the board is found, and its orientation given (for a
+    /// position that cannot tell it, such as a pawnless endgame).
+    #[arg(long, value_enum, conflicts_with = "corners")]
+    pub white: Option<WhiteEdge>,
     /// The board model (ONNX).
     #[arg(long, value_name = "FILE.onnx", default_value = DEFAULT_MODEL)]
     pub model: PathBuf,
@@ -71,7 +78,15 @@ pub fn run(args: &Args, out: &mut impl std::io::Write) -> Exit {
             Err(e) => return e,
         }
     }
-    let seen = match photo::recognise(&mut model, &image, corners, None) {
+    let seen = match (corners, args.white) {
+        (None, Some(white)) => match board::corners::find(&image) {
+            Ok(Some(order)) => photo::recognise_with(&mut model, &image, white.corners_from_image_order(order), true),
+            Ok(None) => Err(PhotoError::NoBoard),
+            Err(e) => Err(e.into()),
+        },
+        _ => photo::recognise(&mut model, &image, corners, None),
+    };
+    let seen = match seen {
         Ok(r) => r,
         Err(e) => return Exit::Failed(format!("{}: {e}", args.image.display())),
     };

@@ -55,8 +55,8 @@ def _mat(rgb_srgb, rough=0.5, metal=0.0, tex=None, alpha=1.0):
 
 def _textured_quad(w, h, z, img, uv_scale=1.0, rough=0.6):
     V = np.array([[-w / 2, -h / 2, z], [w / 2, -h / 2, z], [w / 2, h / 2, z], [-w / 2, h / 2, z]])
-    # texture row 0 is the far (+Y) edge
-    UV = np.array([[0, 1], [1, 1], [1, 0], [0, 0]], float) * uv_scale
+    # texture row 0 is the far (+Y) edge: pyrender samples row 0 at v = 1
+    UV = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], float) * uv_scale
     F = np.array([[0, 1, 2], [0, 2, 3]])
     N = np.tile([0, 0, 1.0], (4, 1))
     prim = pyrender.Primitive(positions=V, normals=N, texcoord_0=UV, indices=F,

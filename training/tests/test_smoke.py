@@ -89,6 +89,28 @@ def test_piece_pixels_fall_in_labelled_squares():
         assert (pc.symbol() if pc else ".") == lab["pieces"][i]
 
 
+def test_boards_are_set_up_with_a_light_square_at_each_players_right():
+    """Law 2.1, as real boards are: warped by the labelled corners (a8, h8, h1, a1), the squares
+    with an odd file + rank (h1, a8) are the light ones. A texture sampled upside down sets the
+    board up a quarter turn wrong (and mirrors its coordinates)."""
+    sc, rng = _scene(seed=11)
+    outline = np.array([[x, y, 0] for x in (-1, 1) for y in (-1, 1)]) * sc.board_total / 2
+    cam, _ = sample_camera(rng, W, H, outline, [0, 0, 0], "overhead")
+    out = sc.render(cam)
+    lab = frames.labels_for(sc, cam, out, [], [])
+    S = 32
+    Hm = cv2.getPerspectiveTransform(np.array(lab["corners"], np.float32), np.array([[0, 0], [8 * S, 0], [8 * S, 8 * S], [0, 8 * S]], np.float32))
+    grey = cv2.warpPerspective(cv2.cvtColor(out["color"], cv2.COLOR_RGB2GRAY), Hm, (8 * S, 8 * S)).astype(float)
+    ring = np.ones((S, S), bool)
+    ring[S // 4:-S // 4, S // 4:-S // 4] = False  # the rim: pieces stand in the middle
+    light, dark = [], []
+    for r in range(8):  # row 0 is rank 8
+        for f in range(8):
+            v = np.median(grey[r * S:(r + 1) * S, f * S:(f + 1) * S][ring])
+            (light if (f + 7 - r) % 2 == 1 else dark).append(v)
+    assert np.median(light) > np.median(dark) + 40, (np.median(light), np.median(dark))
+
+
 def test_contact_labels_agree_with_mesh_distances():
     sc, rng = _scene(seed=11)
     by_sq = {p.sq: p for p in sc.pieces.values()}
