@@ -117,7 +117,7 @@ fn a_known_position_teaches_the_set_and_analyse_refuses_one_made_for_another_mod
         .unwrap();
     let stderr = String::from_utf8_lossy(&analysed.stderr);
     assert_eq!(analysed.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("0123456789abcdef") && stderr.contains("touchmove calibrate"), "{stderr}");
+    assert!(stderr.contains("0123456789abcdef") && stderr.contains("touchmove calibrate") && stderr.contains("board.set.json"), "{stderr}");
     // --no-set reads with the shipped model alone.
     let plain = Command::new(env!("CARGO_BIN_EXE_touchmove"))
         .args(["analyse", &video, "--calibration", dir.path().join("board.json").to_str().unwrap(), "--fen", CLIP_FEN, "--no-set", "--out", dir.path().join("plain").to_str().unwrap()])

@@ -131,6 +131,9 @@ pub struct SetCorrection {
     /// The main directions, scaled so that projections have unit variance ([`RANK`] or fewer).
     basis: Vec<Vec<f32>>,
     params: Params,
+    /// The file it was loaded from, to name in errors.
+    #[serde(skip)]
+    file: Option<String>,
 }
 
 /// The correction's parameters.
@@ -233,7 +236,7 @@ impl SetCorrection {
             shipped_loss: shipped.corrected_loss,
             corrected_loss: chosen.corrected_loss,
         };
-        SetCorrection { model: fingerprint.to_owned(), reference, choice, held_out, mean, basis, params }
+        SetCorrection { model: fingerprint.to_owned(), reference, choice, held_out, mean, basis, params, file: None }
     }
 
     /// The corrected probabilities of a square the shipped head read as `classes` from
@@ -247,11 +250,13 @@ impl SetCorrection {
 
     /// Refuses a correction learnt with another model than `model`.
     pub fn check(&self, model: &Model) -> Result<(), AdaptError> {
+        // The file it was read from where there is one, else what it was learnt from.
+        let origin = || self.file.clone().unwrap_or_else(|| self.reference.clone());
         if self.model != model.fingerprint() {
-            return Err(AdaptError::OtherModel { origin: self.reference.clone(), made_for: self.model.clone(), model: model.fingerprint().to_owned() });
+            return Err(AdaptError::OtherModel { origin: origin(), made_for: self.model.clone(), model: model.fingerprint().to_owned() });
         }
         if self.mean.len() != model.channels || self.basis.iter().any(|b| b.len() != self.mean.len()) || self.params.residual.len() != self.basis.len() {
-            return Err(AdaptError::Shape { origin: self.reference.clone(), got: self.mean.len(), want: model.channels });
+            return Err(AdaptError::Shape { origin: origin(), got: self.mean.len(), want: model.channels });
         }
         Ok(())
     }
@@ -279,7 +284,8 @@ impl SetCorrection {
     pub fn load(path: &Path) -> Result<SetCorrection, AdaptError> {
         let file = |message: String| AdaptError::File { path: path.display().to_string(), message };
         let text = std::fs::read_to_string(path).map_err(|e| file(e.to_string()))?;
-        serde_json::from_str(&text).map_err(|e| file(format!("not a set correction: {e}")))
+        let set: SetCorrection = serde_json::from_str(&text).map_err(|e| file(format!("not a set correction: {e}")))?;
+        Ok(SetCorrection { file: Some(path.display().to_string()), ..set })
     }
 
     /// Writes the correction as JSON, through a temporary file and a rename.
@@ -454,7 +460,7 @@ mod tests {
         let points: Vec<Point> = samples.iter().map(|s| Point { ln_p: ln(&s.classes), z: project(&mean, &basis, &s.features), class: s.class }).collect();
         let all: Vec<&Point> = points.iter().collect();
         let params = fit(Choice::Residual { penalty: 0.01 }, &all, basis.len());
-        SetCorrection { model: String::new(), reference: String::new(), choice: Choice::Residual { penalty: 0.01 }, held_out: HeldOut::default(), mean, basis, params }
+        SetCorrection { model: String::new(), reference: String::new(), choice: Choice::Residual { penalty: 0.01 }, held_out: HeldOut::default(), mean, basis, params, file: None }
     }
 
     #[test]
@@ -519,7 +525,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("board.set.json");
         set.save(&path).unwrap();
-        assert_eq!(SetCorrection::load(&path).unwrap(), set);
+        let loaded = SetCorrection::load(&path).unwrap();
+        // It remembers the file it came from, to name it when refused.
+        assert_eq!(loaded.file.as_deref(), Some(path.display().to_string().as_str()));
+        assert_eq!(SetCorrection { file: None, ..loaded }, set);
         std::fs::write(&path, "{}").unwrap();
         assert!(SetCorrection::load(&path).unwrap_err().to_string().contains("not a set correction"));
     }
