@@ -349,7 +349,11 @@ impl Relearn {
         let learning = std::thread::Builder::new().name("set".into()).spawn(move || match crate::photo::reference::learn_from(&fingerprint, &looks, &board, reference) {
             Ok(set) => {
                 tracing::info!("the set learnt again at frame {index}, where the board moved: {}", set.summary());
-                let _ = to_model.send(set);
+                // Never waits: the decide stage joins this thread, and the model's stage may be
+                // waiting on the decide stage. A full queue holds sets the model has not taken yet.
+                if let Err(crossbeam_channel::TrySendError::Full(_)) = to_model.try_send(set) {
+                    tracing::warn!("the set learnt at frame {index} is not used: the model's stage has not taken the ones before");
+                }
             }
             Err(e) => tracing::warn!("the set is not learnt again at frame {index}, where the board moved (the one in use is kept): {e}"),
         });
