@@ -68,22 +68,26 @@ pub fn locate(model: &mut Model, image: &Mat, known: Option<&Board>) -> Result<L
 /// if one of its turns reads the position (no square contradicts it), it is kept; only otherwise
 /// is every candidate grid tried, which costs seconds on a cluttered photo.
 pub fn locate_known(model: &mut Model, image: &Mat, first: Option<[Px; 4]>, board: &Board) -> Result<Located, PhotoError> {
-    if let Some(grid) = first {
-        let located = locate_among(model, image, &[grid], Some(board))?;
-        if reference::check(&located.reading, board).is_ok() {
-            return Ok(located);
-        }
+    let mut scored = score(model, image, first.as_slice(), Some(board))?;
+    if best(&scored).is_some_and(|i| reference::check(&scored[i].2, board).is_ok()) {
+        return best_of(scored);
     }
-    locate_among(model, image, &corners::candidates(image)?, Some(board))
+    // The finder's grid, read already, is the candidates' first.
+    let others: Vec<[Px; 4]> = corners::candidates(image)?.into_iter().filter(|g| first.as_ref() != Some(g)).collect();
+    scored.extend(score(model, image, &others, Some(board))?);
+    best_of(scored)
 }
 
 /// The best of these grids (playing areas in image order) and orientations for `image`.
 pub fn locate_among(model: &mut Model, image: &Mat, grids: &[[Px; 4]], known: Option<&Board>) -> Result<Located, PhotoError> {
-    if grids.is_empty() {
-        return Err(PhotoError::NoBoard);
-    }
+    best_of(score(model, image, grids, known)?)
+}
+
+/// Each grid in each of its four turns (corners a8, h8, h1, a1), its reading, and the score of
+/// that reading: the chequer's, plus the known position's or the likeliest game position's.
+fn score(model: &mut Model, image: &Mat, grids: &[[Px; 4]], known: Option<&Board>) -> Result<Vec<(f64, [Px; 4], Reading)>, PhotoError> {
     let size = [image.cols().max(0) as u32, image.rows().max(0) as u32];
-    let mut scored: Vec<(f64, [Px; 4], Reading)> = Vec::new();
+    let mut scored = Vec::new();
     for grid in grids {
         // A grid too skewed to warp shows no chequer.
         let chequer = orientation::chequer(image, *grid).unwrap_or(0.0);
@@ -99,18 +103,33 @@ pub fn locate_among(model: &mut Model, image: &Mat, grids: &[[Px; 4]], known: Op
             scored.push((score, corners, reading));
         }
     }
-    let best = scored.iter().map(|s| s.0).fold(f64::MIN, f64::max);
-    let total: f64 = scored.iter().map(|s| (s.0 - best).exp()).sum();
+    Ok(scored)
+}
+
+/// Where the highest score is.
+fn best(scored: &[(f64, [Px; 4], Reading)]) -> Option<usize> {
+    (0..scored.len()).max_by(|&a, &b| scored[a].0.total_cmp(&scored[b].0))
+}
+
+/// The best scored grid and turn, with how sure it is among all those scored.
+fn best_of(mut scored: Vec<(f64, [Px; 4], Reading)>) -> Result<Located, PhotoError> {
+    let Some(i) = best(&scored) else { return Err(PhotoError::NoBoard) };
+    let top = scored[i].0;
+    let total: f64 = scored.iter().map(|s| (s.0 - top).exp()).sum();
     let tried = scored.len();
-    let (_, corners, reading) = scored.into_iter().max_by(|a, b| a.0.total_cmp(&b.0)).expect("a grid was read");
+    let (_, corners, reading) = scored.swap_remove(i);
     Ok(Located { corners, reading, sure: 1.0 / total, tried })
+}
+
+/// The logistic function.
+fn sigmoid(x: f64) -> f64 {
+    1.0 / (1.0 + (-x).exp())
 }
 
 /// The log-probability that a board whose [`orientation::chequer`] reads `chequer` (its corners
 /// taken as a8, h8, h1, a1) lies so: a light square at each player's right.
 fn set_up(chequer: f64) -> f64 {
-    let sure = 1.0 / (1.0 + (-CHEQUER_SLOPE * chequer).exp());
-    (MISSET + (1.0 - 2.0 * MISSET) * sure).ln()
+    (MISSET + (1.0 - 2.0 * MISSET) * sigmoid(CHEQUER_SLOPE * chequer)).ln()
 }
 
 /// The log-likelihood of `board` under the reading (each square floored).
@@ -149,7 +168,7 @@ pub fn plausibility(reading: &Reading) -> f64 {
 
 /// The log-probability that White sits at the bottom given the armies' mean ranks.
 fn army(reading: &Reading) -> f64 {
-    army_gap(reading).map_or(0.0, |gap| -(1.0 + (-ARMY_SLOPE * gap).exp()).ln())
+    army_gap(reading).map_or(0.0, |gap| sigmoid(ARMY_SLOPE * gap).ln())
 }
 
 /// How many ranks further up the board Black's army stands than White's, on average (each
