@@ -9,28 +9,29 @@
 //!   is kept if it reads the position; else every grid the finder offers
 //!   ([`corners::candidates`]) is tried.
 //! - Otherwise the finder's grid (strongest X-junctions) is kept and only its orientation chosen,
-//!   by the most likely position a game could show (one king a side, no pawn on the first or last
-//!   rank, White's army nearer White's edge, the light squares where Law 2.1 puts them). On the
+//!   by the most likely position a game could show ([`position::likeliest`]: a king a side, no
+//!   pawn on the first or last rank), White's army nearer White's edge, and the light squares
+//!   where Law 2.1 puts them. On the
 //!   model's readings alone a grid shifted by a file, with a band of empty table in it, can look
 //!   as plausible as the right one.
 
 use opencv::core::Mat;
 use opencv::prelude::MatTraitConst;
-use shakmaty::{Board, Color, Piece, Rank, Role, Square};
+use shakmaty::{Board, Color, Square};
 
-use super::{PhotoError, reference};
+use super::{PhotoError, position, reference};
 use crate::board::{Calibration, Found, Px, WhiteEdge, corners, orientation};
 use crate::detect::reading::piece_class;
-use crate::detect::{CLASSES, Model, Reading};
+use crate::detect::{Model, Reading};
 
 /// How strongly the armies' sides tell which way round a board lies: the log-odds, per rank of
 /// [`army_gap`], that White sits at the bottom. Fitted by maximum likelihood on the labelled
-/// positions of `../shared/data` (`examples/fit_orientation.rs`).
+/// positions of `../shared/data` (`examples/fit_priors.rs`).
 const ARMY_SLOPE: f64 = 1.1;
 
 /// The chance that a board is set up with a dark square at the players' right (against Law
 /// 2.1): none of the 80 labelled positions of `../shared/data` is (61 afka2d, 13 phone photos,
-/// 6 webcam start positions), so (0 + 1) / (80 + 2) (`examples/fit_orientation.rs`).
+/// 6 webcam start positions), so (0 + 1) / (80 + 2) (`examples/fit_priors.rs`).
 const MISSET: f64 = 1.0 / 82.0;
 
 /// How surely a [`orientation::chequer`] reading tells which diagonal the light squares take: the
@@ -137,33 +138,10 @@ pub fn agreement(reading: &Reading, board: &Board) -> f64 {
     Square::ALL.iter().map(|&sq| f64::from(reading.square(sq).classes[piece_class(board.piece_at(sq))]).max(FLOOR).ln()).sum()
 }
 
-/// The log-likelihood of the most likely position a game could show under the reading, White at
-/// the bottom: the likeliest class of each square (no pawn on ranks 1 and 8), one king a side
-/// (the chance of exactly one, squares taken as independent), and White's army nearer rank 1.
+/// The log-probability of the most likely position a game could show under the reading, White
+/// at the bottom ([`position::likeliest`]), and of White's army nearer rank 1.
 pub fn plausibility(reading: &Reading) -> f64 {
-    let pawns = [piece_class(Some(Piece { color: Color::White, role: Role::Pawn })), piece_class(Some(Piece { color: Color::Black, role: Role::Pawn }))];
-    let squares: f64 = Square::ALL
-        .iter()
-        .map(|&sq| {
-            let classes = &reading.square(sq).classes;
-            let back_rank = matches!(sq.rank(), Rank::First | Rank::Eighth);
-            let best = (0..CLASSES).filter(|c| !(back_rank && pawns.contains(c))).map(|c| f64::from(classes[c])).fold(0.0, f64::max);
-            best.max(FLOOR).ln()
-        })
-        .sum();
-    let kings: f64 = [Color::White, Color::Black]
-        .into_iter()
-        .map(|color| {
-            let k = piece_class(Some(Piece { color, role: Role::King }));
-            // The chance of exactly one king: (none so far, one so far) over the squares.
-            let (_, one) = Square::ALL.iter().fold((1.0f64, 0.0f64), |(none, one), &sq| {
-                let p = f64::from(reading.square(sq).classes[k]);
-                (none * (1.0 - p), one * (1.0 - p) + none * p)
-            });
-            one.max(FLOOR).ln()
-        })
-        .sum();
-    squares + kings + army(reading)
+    position::likeliest(reading).1 + army(reading)
 }
 
 /// The log-probability that White sits at the bottom given the armies' mean ranks.

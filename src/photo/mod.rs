@@ -2,6 +2,7 @@
 //! on it. Behind `touchmove recognise` and `touchmove eval-photos`.
 
 pub mod locate;
+pub mod position;
 pub mod reference;
 
 use opencv::core::Mat;
@@ -90,15 +91,9 @@ fn chosen(located: locate::Located) -> Recognised {
     Recognised { corners: located.corners, orientation: Orientation::Chosen { sure: located.sure, tried: located.tried }, reading: located.reading, board }
 }
 
-/// The most likely position of a reading.
+/// The most likely position of a reading that a game can show (see [`position`]).
 pub fn board_of(reading: &Reading) -> Board {
-    let mut board = Board::empty();
-    for sq in Square::ALL {
-        if let (Some(piece), _) = reading.square(sq).best() {
-            board.set_piece_at(sq, piece);
-        }
-    }
-    board
+    position::likeliest(reading).0
 }
 
 /// The classes of a board, indexed by square.

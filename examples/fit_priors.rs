@@ -1,12 +1,14 @@
-//! Fits the orientation model of `photo::locate` on the labelled real photos of
+//! Fits the priors of `photo::locate` and `photo::position` on the labelled real photos of
 //! `../shared/data`, each read from its labelled corners (turned as `training/real/` says):
 //!
 //! - `ARMY_SLOPE`: the maximum-likelihood slope of the log-odds that White sits at the bottom
 //!   against the armies' gap in ranks ([`locate::army_gap`]), scored against the half turn;
 //! - `MISSET`: the chance of a board set up against Law 2.1 (its [`orientation::chequer`] below
-//!   0), as (k + 1) / (n + 2), and the chequer's range.
+//!   0), as (k + 1) / (n + 2), and the chequer's range;
+//! - `NO_KING`: the chance that a side has no king on the board, as (k + 1) / (n + 2) over the
+//!   labelled positions' sides.
 //!
-//! `cargo run --release --example fit_orientation -- ../shared/data`
+//! `cargo run --release --example fit_priors -- ../shared/data`
 
 use std::path::{Path, PathBuf};
 
@@ -17,11 +19,17 @@ use touchmove::capture::{Capture, Source};
 use touchmove::detect::{DEFAULT_MODEL, Model};
 use touchmove::photo::locate;
 
-/// A labelled photo: the image, its corners a8, h8, h1, a1, and whether it shows pieces.
+/// A labelled photo: the image, its corners a8, h8, h1, a1, and its position's board (FEN).
 struct Item {
     image: PathBuf,
     corners: [Px; 4],
-    pieces: bool,
+    board: String,
+}
+
+impl Item {
+    fn pieces(&self) -> bool {
+        !self.board.starts_with("8/8/8/8/8/8/8/8")
+    }
 }
 
 fn read_json(path: &Path) -> serde_json::Value {
@@ -38,24 +46,24 @@ fn turned(points: &serde_json::Value, turns: usize) -> [Px; 4] {
 fn items(root: &Path) -> Vec<Item> {
     let orient = read_json(Path::new("training/real/orientation.json"));
     let turns = |set: &str, image: &str| orient[set].get(image).and_then(|t| t.as_u64()).unwrap_or(0) as usize;
-    let empty = |fen: &str| fen.starts_with("8/8/8/8/8/8/8/8");
+    let board = |fen: &serde_json::Value| fen.as_str().unwrap().split(' ').next().unwrap().to_owned();
     let mut items = Vec::new();
     for label in read_json(&root.join("afka2d-overhead-photos/labels.json")).as_array().unwrap() {
         let image = label["image"].as_str().unwrap();
         let corners = turned(&label["corners"], turns("afka2d-overhead-photos", image));
-        items.push(Item { image: root.join("afka2d-overhead-photos").join(image), corners, pieces: !empty(label["fen"].as_str().unwrap()) });
+        items.push(Item { image: root.join("afka2d-overhead-photos").join(image), corners, board: board(&label["fen"]) });
     }
     for label in read_json(&root.join("webcam-boards/labels.json")).as_array().unwrap() {
         let Some(image) = label["image"].as_str() else { continue };
         let corners = turned(&label["warp_points"], turns("webcam-boards", image));
-        items.push(Item { image: root.join("webcam-boards").join(image), corners, pieces: !empty(label["fen_board"].as_str().unwrap()) });
+        items.push(Item { image: root.join("webcam-boards").join(image), corners, board: board(&label["fen_board"]) });
     }
     let found = read_json(Path::new("training/real/phone-photos-fen.corners.json"));
     for label in read_json(&root.join("phone-photos-fen/labels.json")).as_array().unwrap() {
         let image = label["image"].as_str().unwrap();
         let entry = &found[image];
         let corners = turned(&entry["image_order"], entry["quarter_turns"].as_u64().unwrap() as usize);
-        items.push(Item { image: root.join("phone-photos-fen").join(image), corners, pieces: !empty(label["fen_board"].as_str().unwrap()) });
+        items.push(Item { image: root.join("phone-photos-fen").join(image), corners, board: board(&label["fen_board"]) });
     }
     items
 }
@@ -63,8 +71,11 @@ fn items(root: &Path) -> Vec<Item> {
 fn main() {
     let root = PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| "../shared/data".into()));
     let mut model = Model::load(Path::new(DEFAULT_MODEL), 2).expect("the board model");
+    let items = items(&root);
+    let sides = 2 * items.len();
+    let kingless: usize = items.iter().map(|i| usize::from(!i.board.contains('K')) + usize::from(!i.board.contains('k'))).sum();
     let (mut gaps, mut chequers) = (Vec::new(), Vec::new());
-    for item in items(&root).into_iter().filter(|i| i.pieces) {
+    for item in items.iter().filter(|i| i.pieces()) {
         let frame = Capture::open(&Source::File(item.image.clone())).unwrap().next_frame().unwrap().unwrap();
         let size = [frame.image.cols() as u32, frame.image.rows() as u32];
         let cal = Calibration::from_corners(String::new(), 0, size, item.corners, WhiteEdge::Bottom, Found::Given).unwrap();
@@ -89,5 +100,6 @@ fn main() {
     let (min, max) = chequers.iter().fold((f64::MAX, f64::MIN), |(lo, hi), c| (lo.min(*c), hi.max(*c)));
     let unbounded = if slope > 19.9 { "; at the search's bound: the data do not bound it" } else { "" };
     println!("ARMY_SLOPE: {slope:.2} ({} positions with both colours{unbounded})", gaps.len());
+    println!("NO_KING: ({kingless} + 1) / ({sides} + 2) = {:.3}", (kingless + 1) as f64 / (sides + 2) as f64);
     println!("MISSET: ({against} + 1) / ({} + 2) = 1 / {:.0}; chequer from {min:.2} to {max:.2}", chequers.len(), (chequers.len() + 2) as f64 / (against + 1) as f64);
 }
