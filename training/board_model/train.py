@@ -151,6 +151,7 @@ def main():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--device", default="cpu")
     p.add_argument("--init", help="start from these weights (a .pt the training wrote): a fine-tune")
+    p.add_argument("--train-only", metavar="MODULE", help="train only this module (`pieces`: the piece head), the rest frozen as --init has it, batch norms included")
     a = p.parse_args()
     torch.manual_seed(a.seed)
     torch.set_num_threads(a.threads)
@@ -162,7 +163,14 @@ def main():
     if a.init:
         model.load_state_dict(torch.load(a.init, map_location="cpu"))
     model = model.to(a.device)
-    opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=1e-4)
+    trained = dict(model.named_modules())[a.train_only] if a.train_only else model
+    for param in model.parameters():
+        param.requires_grad = False
+    for param in trained.parameters():
+        param.requires_grad = True
+    model.eval()
+    trained.train()
+    opt = torch.optim.AdamW(trained.parameters(), lr=a.lr, weight_decay=1e-4)
     n_real = int(round(a.batch * a.real_fraction)) if len(train_real) else 0
     batches = Batches(a.seed, images, labels, a.batch, n_real, train_syn, train_real)
     loader = torch.utils.data.DataLoader(batches, batch_size=None, sampler=range(a.steps), num_workers=a.workers, prefetch_factor=4 if a.workers else None)
