@@ -11,9 +11,8 @@
 //! - Otherwise the finder's grid (strongest X-junctions) is kept and only its orientation chosen,
 //!   by the most likely position a game could show ([`position::likeliest`]: a king a side, no
 //!   pawn on the first or last rank), White's army nearer White's edge, and the light squares
-//!   where Law 2.1 puts them. On the
-//!   model's readings alone a grid shifted by a file, with a band of empty table in it, can look
-//!   as plausible as the right one.
+//!   where Law 2.1 puts them. On the model's readings alone a grid shifted by a file, with a band
+//!   of empty table in it, can look as plausible as the right one.
 
 use opencv::core::Mat;
 use opencv::prelude::MatTraitConst;

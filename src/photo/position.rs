@@ -1,13 +1,13 @@
 //! The likeliest position a still's reading shows, among those a game can reach: at most one
 //! king a side (and, but for an empty board or one being set up, one), no pawn on the first or
-//! last rank, at most eight pawns a side and no more promoted
-//! pieces than pawns gone. The model reads each square alone; a king read as a queen beside
-//! the queen, or a king's crown read as a pawn on the square behind it, breaks these, and the
-//! next likeliest reading of the square that breaks them least is taken.
+//! last rank, at most eight pawns a side and no more promoted pieces than pawns gone. The model
+//! reads each square alone; a king read as a queen beside the queen, or a king's crown read as a
+//! pawn on the square behind it, breaks these, and the next likeliest reading of the square that
+//! breaks them least is taken.
 //!
 //! The king rule is met exactly (no king, or the best square for it, for each side; the other
-//! squares their best other class); the material rule, which a misread rarely breaks, greedily (the cheapest change that
-//! removes a surplus piece, until none is left).
+//! squares their best other class); the material rule, which a misread rarely breaks, greedily
+//! (the cheapest change that removes a surplus piece, until none is left).
 
 use shakmaty::{Board, ByColor, ByRole, Color, Piece, Rank, Role, Square};
 
