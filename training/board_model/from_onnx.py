@@ -44,11 +44,12 @@ def load(path, width, boards):
     inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
     net = BoardNet(width)
     modules = dict(net.named_modules())
-    folded = []
+    folded, loaded = [], set()
     for node in model.graph.node:
         if node.op_type != "Conv":
             continue
         path_ = module_path(node.name)
+        loaded.add(path_)
         conv = modules[path_]
         weight = inits[node.input[1]]
         bias = inits[node.input[2]] if len(node.input) > 2 else np.zeros(weight.shape[0], np.float32)
@@ -65,7 +66,6 @@ def load(path, width, boards):
         else:
             conv.bias.data = torch.from_numpy(bias[:out_c].copy())
     names = {path_ for path_, m in modules.items() if isinstance(m, nn.Conv2d)}
-    loaded = {module_path(n.name) for n in model.graph.node if n.op_type == "Conv"}
     if names != loaded:
         raise ValueError(f"{path}: convolutions {sorted(names ^ loaded)} are not in both the net and the file")
     _restore_statistics(net, folded, torch.from_numpy(boards))
