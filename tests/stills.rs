@@ -120,7 +120,9 @@ fn two_stills_a_second_give_whites_castling_timed_by_exif_or_by_their_order() {
     let read = moves(&timed_records);
     assert_eq!(read.iter().map(|m| m.0.as_str()).collect::<Vec<_>>(), ["e1g1", "e8c8"], "{read:?}");
     assert!(read.iter().all(|m| m.1 > 0.0 && m.1 <= duration && (m.1 * 2.0).fract() == 0.0), "timed by EXIF, half a second a photo: {read:?}");
-    assert!(timed_records.iter().all(|r| r["kind"] != "ruling"), "{timed_records:?}");
+    // A clean move, never a breach claimed for sure: at two photos a second a hand is in one
+    // photo and gone from the next, so whose hand it was may be left to the arbiter.
+    assert!(timed_records.iter().all(|r| r["kind"] != "ruling" || r["verdict"] == "judgement"), "{timed_records:?}");
     for file in ["events.jsonl", "track.jsonl", "game.pgn", "summary.json"] {
         assert!(out.join(file).is_file(), "{file}");
     }
