@@ -183,9 +183,27 @@ pub fn move_window(m: &ExpectedMove, tol: f64) -> (f64, f64) {
 }
 
 /// Compares the sequences, and times each predicted move's `made_t` before the first
-/// divergence against its labelled window widened by `tol` seconds.
+/// divergence against its labelled window widened by `tol` seconds. Labelled moves that share
+/// one window (moves no photo shows apart: a gap between stills) match in any order.
 pub fn score_moves(expected: &[ExpectedMove], predicted: &[PredictedMove], tol: f64) -> MoveScores {
-    let same = expected.iter().zip(predicted).take_while(|(e, p)| e.uci == p.uci).count();
+    let mut same = 0;
+    while same < expected.len() {
+        let run = expected[same..].iter().take_while(|e| (e.from, e.to) == (expected[same].from, expected[same].to)).count();
+        let sorted = |ucis: &mut dyn Iterator<Item = String>| {
+            let mut v: Vec<String> = ucis.collect();
+            v.sort();
+            v
+        };
+        let theirs = predicted.get(same..same + run);
+        if run > 1 && theirs.is_some_and(|p| sorted(&mut p.iter().map(|m| m.uci.to_string())) == sorted(&mut expected[same..same + run].iter().map(|m| m.uci.to_string()))) {
+            same += run;
+            continue;
+        }
+        match predicted.get(same) {
+            Some(p) if p.uci == expected[same].uci => same += 1,
+            _ => break,
+        }
+    }
     let first_divergence = (same < expected.len().max(predicted.len())).then_some(same);
     let mut scores = MoveScores { expected: expected.len(), predicted: predicted.len(), first_divergence, timed: same, ..MoveScores::default() };
     for (e, p) in expected.iter().zip(predicted).take(same) {
@@ -493,6 +511,16 @@ mod tests {
         let mut totals = MoveTotals::default();
         totals.add(&s);
         assert_eq!((totals.exact_clips.value(), totals.plies.value()), (Some(0.0), Some(0.0)));
+    }
+
+    #[test]
+    fn moves_sharing_a_window_match_in_any_order() {
+        let labels = [mv("e2e4", Color::White, 0.0, 1.0), mv("c7c5", Color::Black, 1.0, 2.0), mv("g1f3", Color::White, 1.0, 2.0), mv("d7d6", Color::Black, 1.0, 2.0)];
+        let play = |ucis: [&str; 4]| ucis.iter().enumerate().map(|(i, u)| played(u, if i % 2 == 0 { Color::White } else { Color::Black }, 1.5)).collect::<Vec<_>>();
+        let s = score_moves(&labels, &play(["e2e4", "d7d6", "g1f3", "c7c5"]), 0.0);
+        assert_eq!((s.first_divergence, s.timed), (None, 4));
+        let s = score_moves(&labels, &play(["e2e4", "d7d6", "b1c3", "c7c5"]), 0.0);
+        assert_eq!((s.first_divergence, s.timed), (Some(1), 1));
     }
 
     #[test]

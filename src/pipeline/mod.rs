@@ -454,6 +454,8 @@ fn decide(mut game: Game, readings: crossbeam_channel::Receiver<Analysed>, out: 
             decoding = started.elapsed().as_secs_f64();
             tracker.expect(decoder.position().turn());
             tracker.push(&read::observe::corrected(reading, decoder.shown(), decoder.sure(SURE), cover_max), &mut events);
+        } else {
+            decoder.saw(a.t);
         }
         if let Some(looks) = a.relook {
             game.relearn.start(looks, decoder.shown().clone(), a.index);

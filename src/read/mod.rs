@@ -6,7 +6,7 @@
 //! middle of the next move (a piece in the hand, a capture half done, a king castled before its
 //! rook). Each reading scores every hypothesis by [`observe::Evidence`] (occupancy and colour
 //! first, the type weaker, each square weighted by how much of it is seen); moving between
-//! hypotheses costs what [`Costs`] says (a move, two moves between two readings, an illegal
+//! hypotheses costs what [`Costs`] says (a move, moves missed between two readings, an illegal
 //! move, a piece held with no hand in view). The cheapest history wins, Viterbi-style, so a
 //! misread that a later reading contradicts is outvoted rather than followed.
 //!
@@ -40,7 +40,9 @@ pub struct Costs {
     pub step: f64,
     /// Putting the piece back: the move begun is not made.
     pub back: f64,
-    /// A whole move missed between two readings, on top of the two moves' own cost.
+    /// Each move past the first between two readings (moves missed), on top of its own cost.
+    /// Under what two squares can say ([`Params::floor`]): a ply changes two squares or so,
+    /// and a sequence of missed moves must be able to pay for itself.
     pub skip: f64,
     /// An illegal move (Article 7.5), on top of a legal move's cost.
     pub illegal: f64,
@@ -72,7 +74,7 @@ impl Costs {
 
 impl Default for Costs {
     fn default() -> Costs {
-        Costs { legal: 4.0, begin: 2.0, step: 1.0, back: 2.0, skip: 4.0, illegal: 20.0, unheld: 6.0, underpromotion: 1.0, long_underpromotion: 6.9 }
+        Costs { legal: 4.0, begin: 2.0, step: 1.0, back: 2.0, skip: 2.0, illegal: 20.0, unheld: 6.0, underpromotion: 1.0, long_underpromotion: 6.9 }
     }
 }
 
@@ -90,8 +92,9 @@ pub struct Options {
     pub beam: usize,
     /// Hypotheses this many nats worse than the best are dropped.
     pub margin: f64,
-    /// A gap between readings from which two moves may lie between them (a whole move missed:
-    /// stills, a dropped stretch of video).
+    /// A time unseen from which several moves may lie between two readings (moves missed:
+    /// stills, a dropped stretch of video). Frames the gate passed over as unchanged were
+    /// seen ([`Decoder::saw`]).
     pub skip_gap_s: f64,
 }
 
@@ -152,11 +155,13 @@ pub enum Decoded {
     },
 }
 
-/// A move of the leading history not yet out, and since when it has led.
+/// A move of the leading history not yet out, since when it has led, and over how many
+/// independent looks at the board ([`Params::look_s`]).
 #[derive(Clone, Debug)]
 struct Leading {
     step: Arc<Step>,
     since: f64,
+    looks: f64,
 }
 
 /// The decoder: feed it readings in time order.
@@ -167,6 +172,8 @@ pub struct Decoder {
     out: Option<Arc<Step>>,
     leading: Vec<Leading>,
     last_t: f64,
+    /// The last frame seen, read or not (see [`Decoder::saw`]).
+    seen_t: f64,
     /// Moves of positions met, kept while the beam holds them.
     moves: HashMap<u64, Arc<Vec<Transition>>>,
     /// When a hand last covered each square.
@@ -176,10 +183,22 @@ pub struct Decoder {
 /// Seconds after a hand covered a square during which a piece may have been set there.
 const REACHED_S: f64 = 5.0;
 
+/// The most moves read between two readings after a gap ([`Options::skip_gap_s`]).
+const BRIDGE_PLIES: usize = 8;
+
+/// Move sequences kept per ply while looking for the moves a gap hid ([`Decoder::bridge`]).
+const BRIDGE_WIDTH: usize = 96;
+
+/// The quiet hypotheses, best first, from which moves hidden by a gap are looked for.
+const BRIDGE_FROM: usize = 2;
+
+/// The move sequences hidden by a gap kept from each of them (see [`Decoder::bridge`]).
+const BRIDGE_KEPT: usize = 8;
+
 impl Decoder {
     /// A decoder for a game starting from `start`.
     pub fn new(start: Chess, opts: Options) -> Decoder {
-        Decoder { opts, beam: vec![Node::start(start)], out: None, leading: Vec::new(), last_t: f64::NEG_INFINITY, moves: HashMap::new(), covered: [f64::NEG_INFINITY; 64] }
+        Decoder { opts, beam: vec![Node::start(start)], out: None, leading: Vec::new(), last_t: f64::NEG_INFINITY, seen_t: f64::NEG_INFINITY, moves: HashMap::new(), covered: [f64::NEG_INFINITY; 64] }
     }
 
     /// The board the leading hypothesis shows now (a state in the middle of a move included).
@@ -216,17 +235,27 @@ impl Decoder {
             return;
         }
         let dt = t - self.last_t;
+        let unseen = t - self.seen_t.max(self.last_t);
         self.last_t = t;
         let ev = Evidence::new(reading, dt, &self.opts.params);
-        self.step(&ev, t, dt);
-        self.follow(t, out);
+        self.step(&ev, t, unseen);
+        // Frames seen between two readings were looks at the same board; a time unseen is one
+        // look, however long.
+        let looks = if unseen < self.opts.skip_gap_s { dt / self.opts.params.look_s } else { ev.weight };
+        self.follow(t, looks, out);
         self.emit(t, Some(&ev), out);
+    }
+
+    /// A frame at `t` seconds that was seen but not read, because nothing on it had moved
+    /// since the last reading: the time up to it hid no move (see [`Options::skip_gap_s`]).
+    pub fn saw(&mut self, t: f64) {
+        self.seen_t = self.seen_t.max(t);
     }
 
     /// Ends the input: every move of the leading history goes out.
     pub fn finish(&mut self, out: &mut Vec<Decoded>) {
         let t = self.last_t;
-        self.follow(t, out);
+        self.follow(t, 0.0, out);
         self.emit(t, None, out);
     }
 
@@ -259,15 +288,17 @@ impl Decoder {
         out
     }
 
-    /// One reading: every hypothesis stays, moves on or begins a move.
-    fn step(&mut self, ev: &Evidence, t: f64, dt: f64) {
+    /// One reading, `unseen` seconds after the last frame seen: every hypothesis stays, moves
+    /// on or begins a move.
+    fn step(&mut self, ev: &Evidence, t: f64, unseen: f64) {
         let costs = self.opts.costs;
         // Pieces move in hands: in video, an illegal move is proposed only onto a square a hand
         // has covered lately. Photos a move apart show no hands, and any square will do.
         for sq in ev.covered {
             self.covered[sq as usize] = t;
         }
-        let reached: Bitboard = if dt >= self.opts.skip_gap_s {
+        let skip = unseen >= self.opts.skip_gap_s;
+        let reached: Bitboard = if skip {
             Bitboard::FULL
         } else {
             shakmaty::Square::ALL.into_iter().filter(|&sq| t - self.covered[sq as usize] <= REACHED_S).collect()
@@ -284,8 +315,8 @@ impl Decoder {
                 }
             }
         };
-        let skip = dt >= self.opts.skip_gap_s;
-        for (rank, node) in beam.iter().enumerate() {
+        let mut bridged = 0;
+        for node in &beam {
             let quiet = node.quiet();
             // The cost of this reading on the board shown, before what being in the middle of a
             // move with no hand in view adds.
@@ -299,6 +330,8 @@ impl Decoder {
             let legal = self.transitions(&node.pos);
             let illegal = if quiet { Decoder::illegal(&node.pos, &legal, ev, reached) } else { Vec::new() };
             let diff = node.diff();
+            // What this reading says of the board the best single move shows, against now.
+            let mut one_move = 0.0f64;
             for tr in legal.iter().chain(&illegal) {
                 if !quiet && !tr.explains(&node.shown, diff) {
                     continue;
@@ -306,6 +339,7 @@ impl Decoder {
                 let price = costs.price(tr);
                 // Completed.
                 let done = cost_of(&mut tr.changes.iter().map(|c| (c.sq, c.new)).chain(diff.into_iter().filter(|sq| !tr.squares().contains(*sq)).map(|sq| (sq, node.pos.board().piece_at(sq)))));
+                one_move = one_move.min(done);
                 let moved = if quiet { costs.legal } else { costs.legal - costs.begin };
                 // A successor is proposed only where this reading favours what it shows over
                 // what the board shows now: where it does not, it can come at a later reading
@@ -334,19 +368,16 @@ impl Decoder {
                     keep(Node { shown: node.pos.board().clone(), cost: seen + back + costs.back, ..node.clone() });
                 }
             }
-            // Two moves between two readings, from the best few quiet hypotheses.
-            if skip && quiet && rank < 4 {
-                for first in legal.iter() {
-                    let then = self.transitions(&first.after);
-                    for second in then.iter() {
-                        let board = second.after.board();
-                        let delta: f64 = crate::rules::differing(&node.shown, board).into_iter().map(|sq| ev.square(sq, board.piece_at(sq)) - ev.square(sq, node.shown.piece_at(sq))).sum();
-                        let price = 2.0 * costs.legal + costs.skip + costs.price(first) + costs.price(second);
-                        if delta + price < 0.0 {
-                            let mid = node.complete(first, 0.0, t);
-                            keep(mid.complete(second, seen + delta + price, t));
-                        }
-                    }
+            // Several moves between two readings, from the best few quiet hypotheses where no
+            // single move explains this reading: where it contradicts even the best one's board
+            // by a move's worth. The readings after the gap pay a sequence back one by one, as
+            // they pay a move back; this one need only favour its board.
+            if skip && quiet && bridged < BRIDGE_FROM && seen - node.cost + one_move >= costs.legal + costs.skip {
+                bridged += 1;
+                for (steps, price, delta) in self.bridge(node, ev).into_iter().filter(|b| b.2 < 0.0).take(BRIDGE_KEPT) {
+                    let (last, first) = steps.split_last().expect("a bridge has moves");
+                    let to = first.iter().fold(node.clone(), |to, tr| to.complete(tr, 0.0, t));
+                    keep(to.complete(last, seen + delta + price, t));
                 }
             }
         }
@@ -363,9 +394,66 @@ impl Decoder {
         self.beam = beam;
     }
 
-    /// Follows the leading history: the moves not yet out, and since when each has led; a move
-    /// that led for a while and was replaced is a correction.
-    fn follow(&mut self, t: f64, out: &mut Vec<Decoded>) {
+    /// Sequences of two to [`BRIDGE_PLIES`] legal moves from `node`'s position that the
+    /// reading `ev` may show after a gap (stills, a dropped stretch of video), those that
+    /// explain it best first (the readings after it favour them as much), the cheapest of those
+    /// first: each with its price (each move's cost, and [`Costs::skip`] for every move past the
+    /// first) and what `ev` says of its board against `node`'s. A beam search, ply by ply,
+    /// keeping the [`BRIDGE_WIDTH`] sequences whose board `ev` favours most (a transposition
+    /// once): a move the reading shows makes its squares cheaper, so the moves the gap hid are
+    /// found among all the games it could hide without listing them (40 moves a ply, a hundred
+    /// million sequences of five).
+    fn bridge(&mut self, node: &Node, ev: &Evidence) -> Vec<(Vec<Transition>, f64, f64)> {
+        /// A sequence: each move as the moves of its position and an index among them.
+        type Path = Vec<(Arc<Vec<Transition>>, usize)>;
+        /// A sequence, its price, what `ev` says of its board, and of the squares on it that
+        /// `ev` favours alone (those it does not may yet be put right by a later move).
+        type Entry = (Path, f64, f64, f64);
+        let costs = self.opts.costs;
+        let mut frontier: Vec<Entry> = vec![(Vec::new(), 0.0, 0.0, 0.0)];
+        let mut out = Vec::new();
+        for ply in 1..=BRIDGE_PLIES {
+            let mut next: HashMap<u64, Entry> = HashMap::new();
+            for (path, price, _, _) in &frontier {
+                // The positions met here are not the beam's: they stay out of its cache.
+                let moves = match path.last().map(|(moves, i)| &moves[*i]) {
+                    None => self.transitions(&node.pos),
+                    Some(tr) => Arc::new(tr.after.legal_moves().into_iter().map(|m| Transition::legal(&tr.after, m)).collect()),
+                };
+                for (i, tr) in moves.iter().enumerate() {
+                    let board = tr.after.board();
+                    let (mut delta, mut hope) = (0.0, 0.0);
+                    for sq in crate::rules::differing(&node.shown, board) {
+                        let d = ev.square(sq, board.piece_at(sq)) - ev.square(sq, node.shown.piece_at(sq));
+                        delta += d;
+                        hope += d.min(0.0);
+                    }
+                    let price = price + costs.legal + if ply > 1 { costs.skip } else { 0.0 } + costs.price(tr);
+                    let key = tr.after.zobrist_hash::<shakmaty::zobrist::Zobrist64>(shakmaty::EnPassantMode::Legal).0;
+                    if next.get(&key).is_none_or(|n| n.1 + n.3 > price + hope) {
+                        let mut path = path.clone();
+                        path.push((moves.clone(), i));
+                        next.insert(key, (path, price, delta, hope));
+                    }
+                }
+            }
+            // Ranked by what they may still become; ties are broken by the key, so that a run
+            // is the same every time.
+            let mut next: Vec<_> = next.into_iter().collect();
+            next.sort_by(|(ka, a), (kb, b)| (a.1 + a.3).total_cmp(&(b.1 + b.3)).then(ka.cmp(kb)));
+            frontier = next.into_iter().take(BRIDGE_WIDTH).map(|(_, n)| n).collect();
+            if ply > 1 {
+                out.extend(frontier.iter().map(|(path, price, delta, _)| (path.clone(), *price, *delta)));
+            }
+        }
+        out.sort_by(|a, b| a.2.total_cmp(&b.2).then(a.1.total_cmp(&b.1)));
+        out.into_iter().map(|(path, price, delta)| (path.iter().map(|(moves, i)| moves[*i].clone()).collect(), price, delta)).collect()
+    }
+
+    /// Follows the leading history after a reading worth `looks` independent looks: the moves
+    /// not yet out, and since when each has led; a move that led for a while and was replaced
+    /// is a correction.
+    fn follow(&mut self, t: f64, looks: f64, out: &mut Vec<Decoded>) {
         let done = self.out.as_ref().map_or(0, |s| s.depth);
         let mut steps = Vec::new();
         let mut step = self.beam[0].hist.clone();
@@ -381,8 +469,8 @@ impl Decoder {
         let mut same = true;
         for (i, s) in steps.into_iter().enumerate() {
             same &= self.leading.get(i).is_some_and(|l| l.step.mv == s.mv && l.step.illegal == s.illegal);
-            let since = if same { self.leading[i].since } else { t };
-            leading.push(Leading { step: s, since });
+            let (since, before) = if same { (self.leading[i].since, self.leading[i].looks) } else { (t, 0.0) };
+            leading.push(Leading { step: s, since, looks: before + looks });
         }
         for (i, old) in self.leading.iter().enumerate() {
             let kept = leading.get(i).is_some_and(|l| l.since == old.since);
@@ -396,13 +484,15 @@ impl Decoder {
     }
 
     /// Sends out the leading moves that have led long enough with no hand over their squares
-    /// (all of them at the end of the input, `ev` `None`).
+    /// (all of them at the end of the input, `ev` `None`): for [`Options::lag_s`], and over as
+    /// many independent looks as video gives in that time (stills a move apart are one look
+    /// each, however far apart they are).
     fn emit(&mut self, t: f64, ev: Option<&Evidence>, out: &mut Vec<Decoded>) {
         let mut sent = 0;
         for l in &self.leading {
             if let Some(ev) = ev {
                 let squares: Bitboard = hypothesis::changes(l.step.before.board(), hypothesis::after(&l.step.before, l.step.mv, l.step.illegal).board()).iter().map(|c| c.sq).collect();
-                if t - l.since < self.opts.lag_s || (squares & ev.covered).any() {
+                if t - l.since < self.opts.lag_s || l.looks < self.opts.lag_s / self.opts.params.look_s || (squares & ev.covered).any() {
                     break;
                 }
             }
