@@ -93,8 +93,8 @@ pub struct Options {
     /// Hypotheses this many nats worse than the best are dropped.
     pub margin: f64,
     /// A time unseen from which several moves may lie between two readings (moves missed:
-    /// stills, a dropped stretch of video). Frames the gate passed over as unchanged were
-    /// seen ([`Decoder::saw`]).
+    /// stills, a dropped stretch of video, the board hidden by someone leaning over it). Frames
+    /// the gate passed over as unchanged were seen ([`Decoder::saw`]).
     pub skip_gap_s: f64,
 }
 
@@ -172,8 +172,11 @@ pub struct Decoder {
     out: Option<Arc<Step>>,
     leading: Vec<Leading>,
     last_t: f64,
-    /// The last frame seen, read or not (see [`Decoder::saw`]).
+    /// The last frame that showed the board: a reading with less than half of it under hands
+    /// and arms, or a frame the gate passed over after one (see [`Decoder::saw`]).
     seen_t: f64,
+    /// Whether the last reading showed the board.
+    shown_last: bool,
     /// Moves of positions met, kept while the beam holds them.
     moves: HashMap<u64, Arc<Vec<Transition>>>,
     /// When a hand last covered each square.
@@ -198,7 +201,7 @@ const BRIDGE_KEPT: usize = 8;
 impl Decoder {
     /// A decoder for a game starting from `start`.
     pub fn new(start: Chess, opts: Options) -> Decoder {
-        Decoder { opts, beam: vec![Node::start(start)], out: None, leading: Vec::new(), last_t: f64::NEG_INFINITY, seen_t: f64::NEG_INFINITY, moves: HashMap::new(), covered: [f64::NEG_INFINITY; 64] }
+        Decoder { opts, beam: vec![Node::start(start)], out: None, leading: Vec::new(), last_t: f64::NEG_INFINITY, seen_t: f64::NEG_INFINITY, shown_last: false, moves: HashMap::new(), covered: [f64::NEG_INFINITY; 64] }
     }
 
     /// The board the leading hypothesis shows now (a state in the middle of a move included).
@@ -235,10 +238,14 @@ impl Decoder {
             return;
         }
         let dt = t - self.last_t;
-        let unseen = t - self.seen_t.max(self.last_t);
+        let unseen = t - self.seen_t;
         self.last_t = t;
         let ev = Evidence::new(reading, dt, &self.opts.params);
         self.step(&ev, t, unseen);
+        self.shown_last = ev.covered.count() < 32;
+        if self.shown_last {
+            self.seen_t = t;
+        }
         // Frames seen between two readings were looks at the same board; a time unseen is one
         // look, however long.
         let looks = if unseen < self.opts.skip_gap_s { dt / self.opts.params.look_s } else { ev.weight };
@@ -247,9 +254,12 @@ impl Decoder {
     }
 
     /// A frame at `t` seconds that was seen but not read, because nothing on it had moved
-    /// since the last reading: the time up to it hid no move (see [`Options::skip_gap_s`]).
+    /// since the last reading: where that reading showed the board, the time up to this frame
+    /// hid no move (see [`Options::skip_gap_s`]).
     pub fn saw(&mut self, t: f64) {
-        self.seen_t = self.seen_t.max(t);
+        if self.shown_last {
+            self.seen_t = self.seen_t.max(t);
+        }
     }
 
     /// Ends the input: every move of the leading history goes out.
@@ -370,9 +380,9 @@ impl Decoder {
             }
             // Several moves between two readings, from the best few quiet hypotheses where no
             // single move explains this reading: where it contradicts even the best one's board
-            // by a move's worth. The readings after the gap pay a sequence back one by one, as
-            // they pay a move back; this one need only favour its board.
-            if skip && quiet && bridged < BRIDGE_FROM && seen - node.cost + one_move >= costs.legal + costs.skip {
+            // by a move's worth, in a full look. The readings after the gap pay a sequence back
+            // one by one, as they pay a move back; this one need only favour its board.
+            if skip && quiet && bridged < BRIDGE_FROM && seen - node.cost + one_move >= ev.weight * (costs.legal + costs.skip) {
                 bridged += 1;
                 for (steps, price, delta) in self.bridge(node, ev).into_iter().filter(|b| b.2 < 0.0).take(BRIDGE_KEPT) {
                     let (last, first) = steps.split_last().expect("a bridge has moves");

@@ -425,3 +425,24 @@ fn stills_with_a_gambit_hidden_between_two() {
     let (read, _) = film.decode(start, Options::default());
     assert_eq!(read.iter().map(|m| m.mv).collect::<Vec<_>>(), moves, "{:?}", read.iter().map(|m| san(&m.before, m.mv)).collect::<Vec<_>>());
 }
+
+#[test]
+fn moves_made_while_someone_hides_the_board_are_read_when_it_shows_again() {
+    let start = Chess::default();
+    let moves = line(&start, "e4 e5 Nf3 Nc6 Bc4 Bc5 b4 Bxb4 c3 Ba5 d4 exd4 O-O d3");
+    let mut film = Film::new();
+    let mut p = start.clone();
+    film.show(p.board(), 10, 0.05, &[], None);
+    for (i, &m) in moves.iter().enumerate() {
+        if (6..10).contains(&i) {
+            // Someone leans over the board: all of it hidden while four moves are made, a
+            // gambit among them.
+            p.play_unchecked(m);
+            film.show(p.board(), 20, 0.05, &Square::ALL, Some(Color::White));
+        } else {
+            film.play(&mut p, m);
+        }
+    }
+    let (read, _) = film.decode(start, Options::default());
+    assert_eq!(read.iter().map(|m| m.mv).collect::<Vec<_>>(), moves, "{:?}", read.iter().map(|m| san(&m.before, m.mv)).collect::<Vec<_>>());
+}
