@@ -325,7 +325,8 @@ impl Decoder {
                 }
             }
         };
-        let mut bridged = 0;
+        // Quiet hypotheses met so far, best first.
+        let mut settled = 0;
         for node in &beam {
             let quiet = node.quiet();
             // The cost of this reading on the board shown, before what being in the middle of a
@@ -382,14 +383,14 @@ impl Decoder {
             // single move explains this reading: where it contradicts even the best one's board
             // by a move's worth, in a full look. The readings after the gap pay a sequence back
             // one by one, as they pay a move back; this one need only favour its board.
-            if skip && quiet && bridged < BRIDGE_FROM && seen - node.cost + one_move >= ev.weight * (costs.legal + costs.skip) {
-                bridged += 1;
+            if skip && quiet && settled < BRIDGE_FROM && seen - node.cost + one_move >= ev.weight * (costs.legal + costs.skip) {
                 for (steps, price, delta) in self.bridge(node, ev).into_iter().filter(|b| b.2 < 0.0).take(BRIDGE_KEPT) {
                     let (last, first) = steps.split_last().expect("a bridge has moves");
                     let to = first.iter().fold(node.clone(), |to, tr| to.complete(tr, 0.0, t));
                     keep(to.complete(last, seen + delta + price, t));
                 }
             }
+            settled += usize::from(quiet);
         }
         // Ties are broken by the key, so that a run is the same every time.
         let mut beam: Vec<((u64, u64), Node)> = next.into_iter().collect();
