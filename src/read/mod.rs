@@ -186,6 +186,10 @@ pub struct Decoder {
 /// Seconds after a hand covered a square during which a piece may have been set there.
 const REACHED_S: f64 = 5.0;
 
+/// Squares under hands and arms from which a reading does not show the board: half of it
+/// (someone leaning over the board, not a hand making a move).
+const HIDDEN: usize = 32;
+
 /// The most moves read between two readings after a gap ([`Options::skip_gap_s`]).
 const BRIDGE_PLIES: usize = 8;
 
@@ -242,7 +246,7 @@ impl Decoder {
         self.last_t = t;
         let ev = Evidence::new(reading, dt, &self.opts.params);
         self.step(&ev, t, unseen);
-        self.shown_last = ev.covered.count() < 32;
+        self.shown_last = ev.covered.count() < HIDDEN;
         if self.shown_last {
             self.seen_t = t;
         }
