@@ -4,6 +4,8 @@
 
 use std::collections::BTreeMap;
 
+use shakmaty::uci::UciMove;
+
 use super::FramedEvent;
 use super::labels::{ExpectedMove, ExpectedRuling, FrameTruth};
 use super::predicted::{PredictedMove, PredictedRuling, Summary, TrackFrame};
@@ -187,21 +189,14 @@ pub fn move_window(m: &ExpectedMove, tol: f64) -> (f64, f64) {
 /// one window (moves no photo shows apart: a gap between stills) match in any order.
 pub fn score_moves(expected: &[ExpectedMove], predicted: &[PredictedMove], tol: f64) -> MoveScores {
     let mut same = 0;
-    while same < expected.len() {
-        let run = expected[same..].iter().take_while(|e| (e.from, e.to) == (expected[same].from, expected[same].to)).count();
-        let sorted = |ucis: &mut dyn Iterator<Item = String>| {
-            let mut v: Vec<String> = ucis.collect();
-            v.sort();
-            v
-        };
-        let theirs = predicted.get(same..same + run);
-        if run > 1 && theirs.is_some_and(|p| sorted(&mut p.iter().map(|m| m.uci.to_string())) == sorted(&mut expected[same..same + run].iter().map(|m| m.uci.to_string()))) {
+    while let Some(e) = expected.get(same) {
+        let run = expected[same..].iter().take_while(|o| (o.from, o.to) == (e.from, e.to)).count();
+        if run > 1 && predicted.get(same..same + run).is_some_and(|p| sorted_ucis(p.iter().map(|m| &m.uci)) == sorted_ucis(expected[same..same + run].iter().map(|m| &m.uci))) {
             same += run;
-            continue;
-        }
-        match predicted.get(same) {
-            Some(p) if p.uci == expected[same].uci => same += 1,
-            _ => break,
+        } else if predicted.get(same).is_some_and(|p| p.uci == e.uci) {
+            same += 1;
+        } else {
+            break;
         }
     }
     let first_divergence = (same < expected.len().max(predicted.len())).then_some(same);
@@ -216,6 +211,13 @@ pub fn score_moves(expected: &[ExpectedMove], predicted: &[PredictedMove], tol: 
         scores.timing_error_max = scores.timing_error_max.max(error);
     }
     scores
+}
+
+/// The moves as UCI strings, sorted: a set of moves whose order is not known.
+fn sorted_ucis<'a>(moves: impl Iterator<Item = &'a UciMove>) -> Vec<String> {
+    let mut ucis: Vec<String> = moves.map(ToString::to_string).collect();
+    ucis.sort();
+    ucis
 }
 
 /// For each labelled move with a hand count: whether the predicted events of the mover's side

@@ -111,6 +111,26 @@ fn ucis(moves: &[DecodedMove]) -> Vec<String> {
     moves.iter().map(|m| crate::rules::record::uci(m.mv)).collect()
 }
 
+/// A photo of `start` and one after each of `moves` but those `missed` says were never taken,
+/// `dt` seconds apart.
+fn photographed(start: &Chess, moves: &[Move], dt: f64, missed: impl Fn(usize) -> bool) -> Film {
+    let mut film = Film::new();
+    let mut p = start.clone();
+    film.show(p.board(), 1, dt, &[], None);
+    for (i, &m) in moves.iter().enumerate() {
+        p.play_unchecked(m);
+        if !missed(i + 1) {
+            film.show(p.board(), 1, dt, &[], None);
+        }
+    }
+    film
+}
+
+/// The moves read, in SAN, for a failure message.
+fn sans(read: &[DecodedMove]) -> Vec<String> {
+    read.iter().map(|m| san(&m.before, m.mv)).collect()
+}
+
 fn filmed(start: &Chess, moves: &[Move]) -> Film {
     let mut film = Film::new();
     film.show(start.board(), 10, 0.05, &[], None);
@@ -171,16 +191,8 @@ fn a_move_goes_out_once_it_has_led_long_enough_and_the_hand_has_left() {
 fn stills_one_a_move_and_a_whole_move_missed_between_two() {
     let start = Chess::default();
     let moves = line(&start, "e4 e5 Nf3 Nc6 Bb5 a6 Ba4 Nf6 O-O Be7");
-    let mut film = Film::new();
-    let mut p = start.clone();
-    film.show(p.board(), 1, 2.0, &[], None);
-    for (i, &m) in moves.iter().enumerate() {
-        p.play_unchecked(m);
-        // Photos 4 and 7 were never taken.
-        if i != 3 && i != 6 {
-            film.show(p.board(), 1, 2.0, &[], None);
-        }
-    }
+    // Photos 4 and 7 were never taken.
+    let film = photographed(&start, &moves, 2.0, |photo| photo == 4 || photo == 7);
     let (read, _) = film.decode(start, Options::default());
     assert_eq!(read.iter().map(|m| m.mv).collect::<Vec<_>>(), moves);
 }
@@ -389,23 +401,18 @@ fn stills_with_several_moves_missed_between_two() {
                 Nb3 exd4 Rxd4 c5 Rd1 Nb6 g3 Kb8 Na5 Ba8 Bh3 d5 Qf4+ Ka7 Rhe1 d4 Nd5 Nbxd5 exd5 Qd6 Rxd4 cxd4 Re7+ Kb6 \
                 Qxd4+ Kxa5 b4+ Ka4 Qc3 Qxd5 Ra7 Bb7 Rxb7 Qc4";
     let moves = line(&start, game);
-    let mut film = Film::new();
-    let mut p = start.clone();
-    film.show(p.board(), 1, 2.0, &[], None);
-    for (i, &m) in moves.iter().enumerate() {
-        p.play_unchecked(m);
-        // Photos 30 to 34 and 50 to 52 were never taken.
-        if !(29..34).contains(&i) && !(49..52).contains(&i) {
-            film.show(p.board(), 1, 2.0, &[], None);
-        }
-    }
+    // Photos 30 to 34 and 50 to 52 were never taken.
+    let film = photographed(&start, &moves, 2.0, |photo| (30..35).contains(&photo) || (50..53).contains(&photo));
     let (read, _) = film.decode(start.clone(), Options::default());
-    let mut q = start;
+    let (mut played, mut q) = (start.clone(), start);
+    for &m in &moves {
+        played.play_unchecked(m);
+    }
     for m in &read {
         q.play_unchecked(m.mv);
     }
-    assert_eq!(q.board(), p.board(), "{:?}", read.iter().map(|m| san(&m.before, m.mv)).collect::<Vec<_>>());
-    assert!(read.iter().all(|m| !m.illegal), "{:?}", read.iter().map(|m| san(&m.before, m.mv)).collect::<Vec<_>>());
+    assert_eq!(q.board(), played.board(), "{:?}", sans(&read));
+    assert!(read.iter().all(|m| !m.illegal), "{:?}", sans(&read));
 }
 
 #[test]
@@ -414,17 +421,9 @@ fn stills_with_a_gambit_hidden_between_two() {
     // b2, and shorter stories (...Bb4, c3, ...Ba5) explain all but that square.
     let start = Chess::default();
     let moves = line(&start, "e4 e5 Nf3 Nc6 Bc4 Bc5 b4 Bxb4 c3 Ba5 d4 exd4 O-O d3 Qb3 Qf6 e5 Qg6");
-    let mut film = Film::new();
-    let mut p = start.clone();
-    film.show(p.board(), 1, 1.0, &[], None);
-    for (i, &m) in moves.iter().enumerate() {
-        p.play_unchecked(m);
-        if !(6..9).contains(&i) {
-            film.show(p.board(), 1, 1.0, &[], None);
-        }
-    }
+    let film = photographed(&start, &moves, 1.0, |photo| (7..10).contains(&photo));
     let (read, _) = film.decode(start, Options::default());
-    assert_eq!(read.iter().map(|m| m.mv).collect::<Vec<_>>(), moves, "{:?}", read.iter().map(|m| san(&m.before, m.mv)).collect::<Vec<_>>());
+    assert_eq!(read.iter().map(|m| m.mv).collect::<Vec<_>>(), moves, "{:?}", sans(&read));
 }
 
 #[test]
@@ -445,5 +444,5 @@ fn moves_made_while_someone_hides_the_board_are_read_when_it_shows_again() {
         }
     }
     let (read, _) = film.decode(start, Options::default());
-    assert_eq!(read.iter().map(|m| m.mv).collect::<Vec<_>>(), moves, "{:?}", read.iter().map(|m| san(&m.before, m.mv)).collect::<Vec<_>>());
+    assert_eq!(read.iter().map(|m| m.mv).collect::<Vec<_>>(), moves, "{:?}", sans(&read));
 }
