@@ -40,7 +40,8 @@ pub fn learn(model: &mut Model, image: &Mat, corners: [Px; 4], board: &Board, re
 }
 
 /// The reads a set is learnt from: the playing area with corners a8, h8, h1, a1 in `image`,
-/// read without the set correction, at each of [`JITTERS`] (the unjittered read first).
+/// read without the set correction, at each of the five corner placings of `JITTERS` (the
+/// unjittered read first).
 pub fn looks(model: &mut Model, image: &Mat, corners: [Px; 4]) -> Result<Vec<Look>, PhotoError> {
     if !model.has_features() {
         return Err(PhotoError::NoFeatures);
