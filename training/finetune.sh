@@ -4,8 +4,8 @@
 # BASE's weights are loaded back into the network (board_model/from_onnx.py: folded batch norms
 # restored, checked against ONNX Runtime). Only the piece head (the 1 x 1 layer on the features)
 # is trained, 1,200 steps on 1,200 frames of render seed SEED and the real photos (held-out ones
-# never); cover, contact and the hand maps stay as BASE computes them. What it did to the shipped
-# model is in models/README.md.
+# never); cover, contact and the hand maps stay as BASE computes them. On the shipped model, with
+# render seed 3, it read held-out renders and photos no better (training/README.md).
 # Environment: DATA (frames and the cache; default ../data beside the checkout), DEVICE.
 set -euo pipefail
 base="$(realpath "$1")"
