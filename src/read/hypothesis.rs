@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use shakmaty::{Bitboard, Board, Chess, FromSetup, Move, Piece, Position, Setup, Square};
+use shakmaty::{Bitboard, Board, Chess, FromSetup, Move, Piece, Position, PositionError, Setup, Square};
 
 /// One decoded move in a history.
 #[derive(Debug)]
@@ -85,9 +85,9 @@ impl Transition {
         setup.turn = pos.turn().other();
         setup.ep_square = None;
         let after = Chess::from_setup(setup, shakmaty::CastlingMode::Standard)
-            .or_else(|e| e.ignore_invalid_castling_rights())
-            .or_else(|e| e.ignore_impossible_check())
-            .or_else(|e| e.ignore_too_much_material())
+            .or_else(PositionError::ignore_invalid_castling_rights)
+            .or_else(PositionError::ignore_impossible_check)
+            .or_else(PositionError::ignore_too_much_material)
             .ok()?;
         let mv = Move::Normal { role: piece.role, from, capture, to, promotion: None };
         Some(Transition { mv, illegal: true, changes: changes(pos.board(), after.board()), after })

@@ -3,7 +3,7 @@
 //! checked against what the camera sees, and where the two disagree on a square's kind (empty,
 //! White, Black) the board is followed.
 
-use shakmaty::{Board, CastlingMode, Chess, FromSetup, Piece, Position, Setup, Square};
+use shakmaty::{Board, CastlingMode, Chess, FromSetup, Piece, Position, PositionError, Setup, Square};
 
 use super::observe::{Evidence, Params};
 use crate::detect::Reading;
@@ -91,7 +91,7 @@ fn position(asked: &Chess, board: Board) -> Option<Chess> {
     let mut setup: Setup = asked.to_setup(shakmaty::EnPassantMode::Legal);
     setup.board = board;
     setup.ep_square = None;
-    Chess::from_setup(setup, CastlingMode::Standard).or_else(|e| e.ignore_invalid_castling_rights()).ok()
+    Chess::from_setup(setup, CastlingMode::Standard).or_else(PositionError::ignore_invalid_castling_rights).ok()
 }
 
 #[cfg(test)]
