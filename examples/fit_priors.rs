@@ -6,7 +6,10 @@
 //! - `MISSET`: the chance of a board set up against Law 2.1 (its [`orientation::chequer`] below
 //!   0), as (k + 1) / (n + 2), and the chequer's range;
 //! - `NO_KING`: the chance that a side has no king on the board, as (k + 1) / (n + 2) over the
-//!   labelled positions' sides.
+//!   labelled positions' sides;
+//! - `MISORDERED`: the chance that corners labelled a8, h8, h1, a1 by hand start at the wrong
+//!   corner, as (k + 1) / (n + 2) over the afka2d labels (the hand-labelled corner lists;
+//!   `training/real/orientation.json` names those turned).
 //!
 //! `cargo run --release --example fit_priors -- ../shared/data`
 
@@ -101,5 +104,8 @@ fn main() {
     let unbounded = if slope > 19.9 { "; at the search's bound: the data do not bound it" } else { "" };
     println!("ARMY_SLOPE: {slope:.2} ({} positions with both colours{unbounded})", gaps.len());
     println!("NO_KING: ({kingless} + 1) / ({sides} + 2) = {:.3}", (kingless + 1) as f64 / (sides + 2) as f64);
+    let afka2d = items.iter().filter(|i| i.image.starts_with(root.join("afka2d-overhead-photos"))).count();
+    let misordered = read_json(Path::new("training/real/orientation.json"))["afka2d-overhead-photos"].as_object().map_or(0, |turned| turned.values().filter(|t| t.as_u64() != Some(0)).count());
+    println!("MISORDERED: ({misordered} + 1) / ({afka2d} + 2) = {:.4}", (misordered + 1) as f64 / (afka2d + 2) as f64);
     println!("MISSET: ({against} + 1) / ({} + 2) = 1 / {:.0}; chequer from {min:.2} to {max:.2}", chequers.len(), (chequers.len() + 2) as f64 / (against + 1) as f64);
 }

@@ -153,7 +153,7 @@ pub fn run(args: &Args, out: &mut impl std::io::Write) -> Exit {
             tally.images += 1;
             let given = if args.find { (None, None) } else { (label.corners, label.warp_points) };
             let seen = match given {
-                (Some(c), _) => photo::recognise_with(&mut model, &image, to_px(c), true),
+                (Some(c), _) => photo::recognise_given(&mut model, &image, to_px(c)),
                 (None, Some(w)) => photo::recognise_with(&mut model, &image, corners::image_order(to_px(w)), false),
                 (None, None) => photo::recognise(&mut model, &image, None, None),
             };

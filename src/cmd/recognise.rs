@@ -16,8 +16,9 @@ use crate::photo::{self, Orientation, PhotoError, locate, reference};
 #[command(
     about = "Print the position on a photo of a board, as FEN",
     long_about = "Reads the position on a still photo of a chess board and prints the board part of its FEN.\n\n\
-With --corners (the playing area's corners a8, h8, h1, a1 in pixels) the board and its orientation \
-are given. Without, the board is found automatically and its orientation chosen by the position that \
+With --corners (the playing area's corners a8, h8, h1, a1 in pixels) the board is given and the \
+order of the corners checked: a list that starts at the wrong corner (a dark square at White's \
+right, pawns on the first rank) is turned, with a warning. Without, the board is found automatically and its orientation chosen by the position that \
 best explains what the model reads: one king a side, no pawn on the first or last rank, White's army \
 nearer White's edge (right for games; give --corners for studies), and a light square at each \
 player's right (Law 2.1). With --white, the board is found and White's edge given: for a position \
@@ -97,8 +98,14 @@ pub fn run(args: &Args, out: &mut impl std::io::Write) -> Exit {
         if !learnt.is_empty() {
             text += &format!("set learnt from {}: {learnt}\n", args.reference.as_deref().map(|p| p.display().to_string()).unwrap_or_default());
         }
-        if let Orientation::Chosen { sure, tried } = seen.orientation {
-            text += &format!("board and orientation: chosen among {tried} grids and turns, {:.1}% sure\n", 100.0 * sure);
+        match seen.orientation {
+            Orientation::Chosen { sure, tried } => {
+                text += &format!("board and orientation: chosen among {tried} grids and turns, {:.1}% sure\n", 100.0 * sure)
+            }
+            Orientation::Checked { turns, sure } => {
+                text += &format!("corner order: {}, {:.1}% sure\n", if turns == 0 { "as given".to_string() } else { format!("turned {turns} quarter turn(s)") }, 100.0 * sure)
+            }
+            Orientation::Given => {}
         }
         for sq in shakmaty::Square::ALL {
             let (piece, p) = seen.reading.square(sq).best();

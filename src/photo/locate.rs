@@ -39,6 +39,11 @@ const MISSET: f64 = 1.0 / 82.0;
 /// [`MISSET`] bounds it.
 const CHEQUER_SLOPE: f64 = 4.0;
 
+/// The chance that corners given as a8, h8, h1, a1 start at the wrong corner: 1 of the 61
+/// afka2d labels of `../shared/data` does (`training/real/orientation.json`), so (1 + 1) /
+/// (61 + 2) (`examples/fit_priors.rs`), shared equally by the three other turns.
+const MISORDERED: f64 = 2.0 / 63.0;
+
 /// Floor of a probability in the scores, so that one square cannot outweigh the board.
 const FLOOR: f64 = 1e-4;
 
@@ -76,6 +81,22 @@ pub fn locate_known(model: &mut Model, image: &Mat, first: Option<[Px; 4]>, boar
     let others: Vec<[Px; 4]> = corners::candidates(image)?.into_iter().filter(|g| first.as_ref() != Some(g)).collect();
     scored.extend(score(model, image, &others, Some(board))?);
     best_of(scored)
+}
+
+/// Checks the order of corners given as a8, h8, h1, a1: each of their four turns is scored as
+/// [`locate_among`] scores it, with the given order [`MISORDERED`] times likelier than each
+/// other turn. A list that starts at the wrong corner shows a dark square at White's right, or
+/// pawns on the first rank, and is turned; the armies' sides then tell a quarter turn from
+/// three. On the armies alone, a position must stand about four ranks the wrong way round (a
+/// study, never a game) to turn a list by half. Also returns the quarter turns applied (0: the
+/// order is kept).
+pub fn check_order(model: &mut Model, image: &Mat, a8_h8_h1_a1: [Px; 4]) -> Result<(Located, usize), PhotoError> {
+    let mut scored = score(model, image, &[a8_h8_h1_a1], None)?;
+    for (turns, s) in scored.iter_mut().enumerate() {
+        s.0 += if turns == 0 { (1.0 - MISORDERED).ln() } else { (MISORDERED / 3.0).ln() };
+    }
+    let turns = best(&scored).unwrap_or(0);
+    Ok((best_of(scored)?, turns))
 }
 
 /// The best of these grids (playing areas in image order) and orientations for `image`.

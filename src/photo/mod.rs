@@ -38,8 +38,16 @@ pub enum PhotoError {
 /// How the photo's board and its orientation were settled.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Orientation {
-    /// The corners were given as a8, h8, h1, a1: nothing to decide.
+    /// The corners were given as a8, h8, h1, a1, and taken as they are.
     Given,
+    /// The corners were given as a8, h8, h1, a1 and their order checked against the photo (see
+    /// [`locate::check_order`]).
+    Checked {
+        /// Quarter turns applied to the given order (0: it was kept).
+        turns: usize,
+        /// The probability that the order taken is right.
+        sure: f64,
+    },
     /// Chosen among grids and their four orientations by how well a position explains the
     /// reading (see [`locate`]).
     Chosen {
@@ -63,13 +71,24 @@ pub struct Recognised {
     pub board: Board,
 }
 
-/// Reads a photo. `corners` are a8, h8, h1, a1 when given; otherwise the board is found and its
-/// orientation chosen, against `known` when the position is known.
+/// Reads a photo. `corners` are a8, h8, h1, a1 when given (their order checked); otherwise the
+/// board is found and its orientation chosen, against `known` when the position is known.
 pub fn recognise(model: &mut Model, image: &Mat, corners: Option<[Px; 4]>, known: Option<&Board>) -> Result<Recognised, PhotoError> {
     match corners {
-        Some(corners) => recognise_with(model, image, corners, true),
+        Some(corners) => recognise_given(model, image, corners),
         None => Ok(chosen(locate::locate(model, image, known)?)),
     }
+}
+
+/// Reads a photo whose playing area's corners were given as a8, h8, h1, a1, turning them where
+/// the photo shows they start at the wrong corner ([`locate::check_order`]).
+pub fn recognise_given(model: &mut Model, image: &Mat, a8_h8_h1_a1: [Px; 4]) -> Result<Recognised, PhotoError> {
+    let (located, turns) = locate::check_order(model, image, a8_h8_h1_a1)?;
+    if turns != 0 {
+        tracing::warn!(turns, sure = located.sure, "the corners given start at the wrong corner: read turned {turns} quarter turn(s)");
+    }
+    let board = board_of(&located.reading);
+    Ok(Recognised { corners: located.corners, orientation: Orientation::Checked { turns, sure: located.sure }, reading: located.reading, board })
 }
 
 /// Reads a photo whose playing area has these corners: a8, h8, h1, a1 when `oriented`, else in
@@ -105,3 +124,4 @@ pub fn classes_of(board: &Board) -> [usize; 64] {
 pub fn class_letter(class: usize) -> char {
     class_piece(class).map_or('.', |p| p.char())
 }
+
