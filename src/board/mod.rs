@@ -2,6 +2,7 @@
 //! the homography), saved as JSON under `calibration/`, and the warp of a frame to the
 //! canonical top-down board (a8 top-left, White at the bottom).
 
+pub mod coordinates;
 pub mod corners;
 pub mod drift;
 pub mod orientation;

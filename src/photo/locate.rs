@@ -1,8 +1,9 @@
 //! Where the board is in a photo, and which way round it lies. Each grid tried is read by the
 //! model in its four orientations, and each reading is scored by how well one chess position
-//! explains it, and by whether the light squares lie as Law 2.1 sets a board up (a light square
-//! at each player's right: this tells a board from its quarter turns, and from a grid shifted by
-//! a square). The best is kept, with how sure the choice is.
+//! explains it, by whether the light squares lie as Law 2.1 sets a board up (a light square at
+//! each player's right: this tells a board from its quarter turns, and from a grid shifted by a
+//! square), and, when the position is not known, by the coordinates printed around the board
+//! (which tell it from its half turn). The best is kept, with how sure the choice is.
 //!
 //! - When the position is known (a reference photo, `calibrate --fen`), readings are scored by
 //!   the known position's likelihood: a grid shifted by a rank reads it badly. The finder's grid
@@ -10,16 +11,17 @@
 //!   ([`corners::candidates`]) is tried.
 //! - Otherwise the finder's grid (strongest X-junctions) is kept and only its orientation chosen,
 //!   by the most likely position a game could show ([`position::likeliest`]: a king a side, no
-//!   pawn on the first or last rank), White's army nearer White's edge, and the light squares
-//!   where Law 2.1 puts them. On the model's readings alone a grid shifted by a file, with a band
-//!   of empty table in it, can look as plausible as the right one.
+//!   pawn on the first or last rank), White's army nearer White's edge, the light squares where
+//!   Law 2.1 puts them and the printed coordinates. On the model's readings alone a grid
+//!   shifted by a file, with a band of empty table in it, can look as plausible as the right
+//!   one.
 
 use opencv::core::Mat;
 use opencv::prelude::MatTraitConst;
 use shakmaty::{Board, Color, Square};
 
 use super::{PhotoError, position, reference};
-use crate::board::{Calibration, Found, Px, WhiteEdge, corners, orientation};
+use crate::board::{Calibration, Found, Px, WhiteEdge, coordinates, corners, orientation};
 use crate::detect::reading::piece_class;
 use crate::detect::{Model, Reading};
 
@@ -43,6 +45,12 @@ const CHEQUER_SLOPE: f64 = 4.0;
 /// afka2d labels of `../shared/data` does (`training/real/orientation.json`), so (1 + 1) /
 /// (61 + 2) (`examples/fit_priors.rs`), shared equally by the three other turns.
 const MISORDERED: f64 = 2.0 / 63.0;
+
+/// How surely the coordinates printed around a board tell its turn: the log-odds of a turn
+/// against its half turn per unit of their [`coordinates::glyph_fit`] difference. Fitted by
+/// maximum likelihood on the labelled photos of `../shared/data` (most of their boards print
+/// coordinates) and 92 rendered stills of seed 77 (`examples/fit_priors.rs`).
+const COORDINATE_SLOPE: f64 = 3.1;
 
 /// Floor of a probability in the scores, so that one square cannot outweigh the board.
 const FLOOR: f64 = 1e-4;
@@ -110,13 +118,19 @@ fn score(model: &mut Model, image: &Mat, grids: &[[Px; 4]], known: Option<&Board
     let size = [image.cols().max(0) as u32, image.rows().max(0) as u32];
     let mut scored = Vec::new();
     for grid in grids {
-        // A grid too skewed to warp shows no chequer.
+        // A grid too skewed to warp shows no chequer, nor coordinates.
         let chequer = orientation::chequer(image, *grid).unwrap_or(0.0);
+        // The position known decides the turn; else the coordinates printed, where there are.
+        let printed = match known {
+            Some(_) => [0.0; 4],
+            None => printed(coordinates::glyph_fit(image, *grid).unwrap_or([0.0; 4])),
+        };
         for turns in 0..4 {
             let corners: [Px; 4] = std::array::from_fn(|i| grid[(i + turns) % 4]);
             let cal = Calibration::from_corners(String::new(), 0, size, corners, WhiteEdge::Bottom, Found::Auto)?;
             let reading = model.read(&cal.warp(image, model.layout())?, 0, 0.0)?;
             let score = set_up(if turns % 2 == 0 { chequer } else { -chequer })
+                + printed[turns]
                 + match known {
                     Some(board) => agreement(&reading, board),
                     None => plausibility(&reading),
@@ -151,6 +165,14 @@ fn sigmoid(x: f64) -> f64 {
 /// taken as a8, h8, h1, a1) lies so: a light square at each player's right.
 fn set_up(chequer: f64) -> f64 {
     (MISSET + (1.0 - 2.0 * MISSET) * sigmoid(CHEQUER_SLOPE * chequer)).ln()
+}
+
+/// The log-probability of each turn of a grid on its printed coordinates alone (their
+/// [`coordinates::glyph_fit`]), the four equally likely before.
+fn printed(fit: [f64; 4]) -> [f64; 4] {
+    let top = fit.iter().copied().fold(f64::MIN, f64::max);
+    let total: f64 = fit.iter().map(|f| (COORDINATE_SLOPE * (f - top)).exp()).sum();
+    fit.map(|f| COORDINATE_SLOPE * (f - top) - total.ln())
 }
 
 /// The log-likelihood of `board` under the reading (each square floored).

@@ -124,4 +124,3 @@ pub fn classes_of(board: &Board) -> [usize; 64] {
 pub fn class_letter(class: usize) -> char {
     class_piece(class).map_or('.', |p| p.char())
 }
-
