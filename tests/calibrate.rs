@@ -127,6 +127,26 @@ fn a_known_position_teaches_the_set_and_analyse_refuses_one_made_for_another_mod
 }
 
 #[test]
+fn corners_given_from_the_wrong_corner_are_turned_to_the_position_the_frame_shows() {
+    let dir = tempfile::tempdir().unwrap();
+    let video = format!("{CLIP}/clip.mp4");
+    let right: Vec<f64> = CLIP_CORNERS.split(',').map(|v| v.parse().unwrap()).collect();
+    // The same corners named a quarter turn on: h8, h1, a1, a8.
+    let turned: Vec<String> = (0..8).map(|i| right[(i + 2) % 8].to_string()).collect();
+    let out = run_calibrate(&video, dir.path(), &["--corners", &turned.join(","), "--fen", CLIP_FEN]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("start at the wrong corner"), "{stderr}");
+    let cal = Calibration::load(&dir.path().join("board.json")).unwrap();
+    for (i, got) in cal.corners.iter().enumerate() {
+        assert!((got.x - right[2 * i]).abs() < 0.01 && (got.y - right[2 * i + 1]).abs() < 0.01, "{:?}", cal.corners);
+    }
+    // In the right order they are kept, without a warning.
+    let out = run_calibrate(&video, dir.path(), &["--corners", CLIP_CORNERS, "--fen", CLIP_FEN]);
+    assert!(out.status.success() && !String::from_utf8_lossy(&out.stderr).contains("wrong corner"));
+}
+
+#[test]
 fn a_frame_that_does_not_show_the_position_is_refused_naming_the_squares() {
     let dir = tempfile::tempdir().unwrap();
     let video = format!("{CLIP}/clip.mp4");

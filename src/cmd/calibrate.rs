@@ -24,7 +24,8 @@ no hands over it), works out which edge White sits at, and writes calibration/NA
 corners a8, h8, h1, a1 in pixels, the homography to the top-down board, the image size, White's \
 edge and the source. `analyse` and `live` read it.\n\n\
 The corners are found automatically unless --corners gives them; White's edge is read from the \
-start position's colours unless --white gives it (or --corners, whose order fixes it).\n\n\
+start position's colours unless --white gives it (or --corners, whose order fixes it, unless the \
+frame shows the known position turned: then the corners are turned, with a warning).\n\n\
 The set in front of the camera is learnt from the same frame when it shows a known position \
 (--fen, by default the start position): a small correction of the board model for these pieces \
 under this light, kept only if squares held out of the fit read better with it, and saved as \
@@ -119,6 +120,14 @@ pub fn run(args: &Args) -> Exit {
     let located = match (&mut model, found.1, args.white) {
         (Some(model), Found::Auto, None) => match locate::locate_known(model, &frame.image, Some(found.0), &known) {
             Ok(l) if reference::check(&l.reading, &known).is_ok() => Some(l),
+            _ => None,
+        },
+        // Corners given in the wrong order, on a frame that shows the position turned.
+        (Some(model), Found::Given, _) => match locate::check_order(model, &frame.image, found.0, Some(&known)) {
+            Ok((l, turns)) if turns != 0 && reference::check(&l.reading, &known).is_ok() => {
+                tracing::warn!("--corners start at the wrong corner: the frame shows the position turned {turns} quarter turn(s), and the calibration is turned so");
+                Some(l)
+            }
             _ => None,
         },
         _ => None,

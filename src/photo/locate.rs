@@ -92,14 +92,14 @@ pub fn locate_known(model: &mut Model, image: &Mat, first: Option<[Px; 4]>, boar
 }
 
 /// Checks the order of corners given as a8, h8, h1, a1: each of their four turns is scored as
-/// [`locate_among`] scores it, with the given order [`MISORDERED`] times likelier than each
-/// other turn. A list that starts at the wrong corner shows a dark square at White's right, or
-/// pawns on the first rank, and is turned; the armies' sides then tell a quarter turn from
-/// three. On the armies alone, a position must stand about four ranks the wrong way round (a
-/// study, never a game) to turn a list by half. Also returns the quarter turns applied (0: the
-/// order is kept).
-pub fn check_order(model: &mut Model, image: &Mat, a8_h8_h1_a1: [Px; 4]) -> Result<(Located, usize), PhotoError> {
-    let mut scored = score(model, image, &[a8_h8_h1_a1], None)?;
+/// [`locate_among`] scores it (against `known`, the position shown, when it is known), with the
+/// given order [`MISORDERED`] times likelier than each other turn. A list that starts at the
+/// wrong corner shows a dark square at White's right, or pawns on the first rank, and is turned;
+/// the armies' sides then tell a quarter turn from three. On the armies alone, a position must
+/// stand about four ranks the wrong way round (a study, never a game) to turn a list by half.
+/// Also returns the quarter turns applied (0: the order is kept).
+pub fn check_order(model: &mut Model, image: &Mat, a8_h8_h1_a1: [Px; 4], known: Option<&Board>) -> Result<(Located, usize), PhotoError> {
+    let mut scored = score(model, image, &[a8_h8_h1_a1], known)?;
     for (turns, s) in scored.iter_mut().enumerate() {
         s.0 += if turns == 0 { (1.0 - MISORDERED).ln() } else { (MISORDERED / 3.0).ln() };
     }

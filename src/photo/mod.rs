@@ -83,7 +83,7 @@ pub fn recognise(model: &mut Model, image: &Mat, corners: Option<[Px; 4]>, known
 /// Reads a photo whose playing area's corners were given as a8, h8, h1, a1, turning them where
 /// the photo shows they start at the wrong corner ([`locate::check_order`]).
 pub fn recognise_given(model: &mut Model, image: &Mat, a8_h8_h1_a1: [Px; 4]) -> Result<Recognised, PhotoError> {
-    let (located, turns) = locate::check_order(model, image, a8_h8_h1_a1)?;
+    let (located, turns) = locate::check_order(model, image, a8_h8_h1_a1, None)?;
     if turns != 0 {
         tracing::warn!(turns, sure = located.sure, "the corners given start at the wrong corner: read turned {turns} quarter turn(s)");
     }
