@@ -147,6 +147,18 @@ fn corners_given_from_the_wrong_corner_are_turned_to_the_position_the_frame_show
 }
 
 #[test]
+fn whites_edge_is_read_from_a_position_that_is_not_the_start() {
+    // The promotion clip opens on an endgame of three pieces: no bands of pieces to tell White's
+    // edge by, but a position a game explains one way round only.
+    let labels: serde_json::Value = serde_json::from_str(&std::fs::read_to_string("fixtures/clips/clean-promotion/labels.json").unwrap()).unwrap();
+    let cal = calibrate(Path::new("fixtures/clips/clean-promotion/clip.mp4"), "promotion", &[]);
+    for (got, want) in cal.corners.iter().zip(labels["corners"].as_array().unwrap()) {
+        let (x, y) = (want[0].as_f64().unwrap(), want[1].as_f64().unwrap());
+        assert!((got.x - x).abs() < 8.0 && (got.y - y).abs() < 8.0, "{:?} against {}", cal.corners, labels["corners"]);
+    }
+}
+
+#[test]
 fn a_frame_that_does_not_show_the_position_is_refused_naming_the_squares() {
     let dir = tempfile::tempdir().unwrap();
     let video = format!("{CLIP}/clip.mp4");

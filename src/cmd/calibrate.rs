@@ -23,9 +23,11 @@ use crate::photo::{self, PhotoError, locate, reference};
 no hands over it), works out which edge White sits at, and writes calibration/NAME.json: the \
 corners a8, h8, h1, a1 in pixels, the homography to the top-down board, the image size, White's \
 edge and the source. `analyse` and `live` read it.\n\n\
-The corners are found automatically unless --corners gives them; White's edge is read from the \
-start position's colours unless --white gives it (or --corners, whose order fixes it, unless the \
-frame shows the known position turned: then the corners are turned, with a warning).\n\n\
+The corners are found automatically unless --corners gives them. White's edge is read from the \
+known position (--fen, by default the start) where the frame shows it, else from the position \
+the frame shows as `recognise` reads it (a game's armies, the light squares, printed \
+coordinates), unless --white gives it (or --corners, whose order fixes it, unless the frame \
+shows the known position turned: then the corners are turned, with a warning).\n\n\
 The set in front of the camera is learnt from the same frame when it shows a known position \
 (--fen, by default the start position): a small correction of the board model for these pieces \
 under this light, kept only if squares held out of the fit read better with it, and saved as \
@@ -145,20 +147,34 @@ pub fn run(args: &Args) -> Exit {
             }
             (corners, from_corners)
         }
-        (order, Found::Auto) => {
-            let white = match args.white {
-                Some(w) => w,
-                None => match board::orientation::white_edge(&frame.image, order) {
+        (order, Found::Auto) => match (&mut model, args.white) {
+            (_, Some(white)) => (white.corners_from_image_order(order), white),
+            // Not the known position: White's edge is the turn whose reading a game explains
+            // best, as `recognise` chooses it.
+            (Some(model), None) => match locate::locate_among(model, &frame.image, &[order], None) {
+                Ok(l) => {
+                    if photo::board_of(&l.reading).occupied().is_empty() {
+                        tracing::warn!("no pieces to tell White's edge by: chosen by the light squares and any printed coordinates, {:.1}% sure (give --white)", 100.0 * l.sure);
+                    } else {
+                        tracing::info!("White's edge chosen by the position the frame shows, {:.1}% sure", 100.0 * l.sure);
+                    }
+                    (l.corners, edge_of(&l.corners))
+                }
+                Err(e) => return Exit::Failed(format!("{source}: {e}")),
+            },
+            // Without the model: the lighter of two bands of pieces.
+            (None, None) => {
+                let white = match board::orientation::white_edge(&frame.image, order) {
                     Ok(Some(w)) => w,
                     Ok(None) => {
                         tracing::warn!("no pieces to tell White's edge by; assuming the bottom (give --white)");
                         WhiteEdge::Bottom
                     }
                     Err(e) => return Exit::Failed(format!("{source}: {e}")),
-                },
-            };
-            (white.corners_from_image_order(order), white)
-        }
+                };
+                (white.corners_from_image_order(order), white)
+            }
+        },
     };
     let size = [frame.image.cols() as u32, frame.image.rows() as u32];
     let cal = match Calibration::from_corners(source.to_string(), frame.index, size, corners, white, found.1) {
