@@ -18,11 +18,7 @@ const SQUARE: i32 = 32;
 const HEIGHTS: [f64; 4] = [6.0, 8.0, 10.0, 13.0];
 
 /// The Hershey fonts tried: sans-serif, plain, heavier and small.
-const FONTS: [i32; 3] = [
-    imgproc::FONT_HERSHEY_SIMPLEX,
-    imgproc::FONT_HERSHEY_DUPLEX,
-    imgproc::FONT_HERSHEY_PLAIN,
-];
+const FONTS: [i32; 3] = [imgproc::FONT_HERSHEY_SIMPLEX, imgproc::FONT_HERSHEY_DUPLEX, imgproc::FONT_HERSHEY_PLAIN];
 
 /// A coordinate printed in the border: a file's letter or a rank's digit, 0 to 7.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,16 +30,7 @@ enum Glyph {
 impl Glyph {
     /// The characters that print it.
     fn chars(self) -> &'static [&'static str] {
-        const FILES: [[&str; 2]; 8] = [
-            ["a", "A"],
-            ["b", "B"],
-            ["c", "C"],
-            ["d", "D"],
-            ["e", "E"],
-            ["f", "F"],
-            ["g", "G"],
-            ["h", "H"],
-        ];
+        const FILES: [[&str; 2]; 8] = [["a", "A"], ["b", "B"], ["c", "C"], ["d", "D"], ["e", "E"], ["f", "F"], ["g", "G"], ["h", "H"]];
         const RANKS: [[&str; 1]; 8] = [["1"], ["2"], ["3"], ["4"], ["5"], ["6"], ["7"], ["8"]];
         match self {
             Glyph::File(i) => &FILES[i],
@@ -52,8 +39,7 @@ impl Glyph {
     }
 }
 
-/// A border cell: beside the square in image column `col` of the top or bottom edge
-/// (`across: true`), or in image row `row` of the left or right edge.
+/// A border cell of the warp, beside an edge square.
 #[derive(Clone, Copy)]
 struct Cell {
     rect: Rect,
@@ -87,43 +73,17 @@ impl Cell {
 /// turn prints there: each cell's best |normalised correlation| with the glyph, 0 to 1. A
 /// board with printed coordinates scores its own turn highest; without, the four are close.
 pub fn glyph_fit(image: &Mat, tl_tr_br_bl: [Px; 4]) -> Result<[f64; 4], BoardError> {
-    let layout = Layout {
-        square: SQUARE as u32,
-        margin: SQUARE as u32,
-    };
-    let cal = Calibration::from_corners(
-        String::new(),
-        0,
-        [0, 0],
-        tl_tr_br_bl,
-        WhiteEdge::Bottom,
-        Found::Auto,
-    )?;
+    let layout = Layout { square: SQUARE as u32, margin: SQUARE as u32 };
+    let cal = Calibration::from_corners(String::new(), 0, [0, 0], tl_tr_br_bl, WhiteEdge::Bottom, Found::Auto)?;
     let warped = super::corners::grey(&cal.warp(image, layout)?)?;
     let (lo, hi) = (SQUARE, 9 * SQUARE);
     let mut cells = Vec::with_capacity(32);
     for k in 0..8 {
         let at = lo + k as i32 * SQUARE;
-        cells.push(Cell {
-            rect: Rect::new(at, hi, SQUARE, SQUARE),
-            across: true,
-            index: k,
-        });
-        cells.push(Cell {
-            rect: Rect::new(at, 0, SQUARE, SQUARE),
-            across: true,
-            index: k,
-        });
-        cells.push(Cell {
-            rect: Rect::new(0, at, SQUARE, SQUARE),
-            across: false,
-            index: k,
-        });
-        cells.push(Cell {
-            rect: Rect::new(hi, at, SQUARE, SQUARE),
-            across: false,
-            index: k,
-        });
+        cells.push(Cell { rect: Rect::new(at, hi, SQUARE, SQUARE), across: true, index: k });
+        cells.push(Cell { rect: Rect::new(at, 0, SQUARE, SQUARE), across: true, index: k });
+        cells.push(Cell { rect: Rect::new(0, at, SQUARE, SQUARE), across: false, index: k });
+        cells.push(Cell { rect: Rect::new(hi, at, SQUARE, SQUARE), across: false, index: k });
     }
     let mut templates = Templates::default();
     let mut fit = [0.0; 4];
@@ -153,34 +113,16 @@ impl Templates {
         if !self.drawn.iter().any(|(k, _)| *k == key) {
             self.drawn.push((key, draw(glyph, sideways)?));
         }
-        let drawings = &self
-            .drawn
-            .iter()
-            .find(|(k, _)| *k == key)
-            .expect("drawn above")
-            .1;
+        let drawings = &self.drawn.iter().find(|(k, _)| *k == key).expect("drawn above").1;
         let mut best = 0.0f64;
         let mut result = Mat::default();
         for t in drawings {
             if t.rows() > patch.rows() || t.cols() > patch.cols() {
                 continue;
             }
-            imgproc::match_template(
-                patch,
-                t,
-                &mut result,
-                imgproc::TM_CCOEFF_NORMED,
-                &core::no_array(),
-            )?;
+            imgproc::match_template(patch, t, &mut result, imgproc::TM_CCOEFF_NORMED, &core::no_array())?;
             let (mut min, mut max) = (0.0, 0.0);
-            core::min_max_loc(
-                &result,
-                Some(&mut min),
-                Some(&mut max),
-                None,
-                None,
-                &core::no_array(),
-            )?;
+            core::min_max_loc(&result, Some(&mut min), Some(&mut max), None, None, &core::no_array())?;
             // A flat patch has no correlation to speak of (OpenCV may give NaN or 1 there).
             let m = min.abs().max(max.abs());
             if m.is_finite() && m < 1.0 - 1e-6 {
@@ -204,29 +146,10 @@ fn draw(glyph: Glyph, sideways: bool) -> Result<Vec<Mat>, BoardError> {
                 let thickness = ((height / 10.0).round() as i32).max(1);
                 let size = imgproc::get_text_size(text, font, scale, thickness, &mut baseline)?;
                 let pad = thickness + 1;
-                let mut upright = Mat::new_rows_cols_with_default(
-                    size.height + 2 * pad,
-                    size.width + 2 * pad,
-                    core::CV_8UC1,
-                    core::Scalar::all(255.0),
-                )?;
+                let mut upright = Mat::new_rows_cols_with_default(size.height + 2 * pad, size.width + 2 * pad, core::CV_8UC1, core::Scalar::all(255.0))?;
                 let origin = core::Point::new(pad, size.height + pad);
-                imgproc::put_text(
-                    &mut upright,
-                    text,
-                    origin,
-                    font,
-                    scale,
-                    core::Scalar::all(0.0),
-                    thickness,
-                    imgproc::LINE_AA,
-                    false,
-                )?;
-                let turns = if sideways {
-                    [core::ROTATE_90_CLOCKWISE, core::ROTATE_90_COUNTERCLOCKWISE]
-                } else {
-                    [core::ROTATE_180, -1]
-                };
+                imgproc::put_text(&mut upright, text, origin, font, scale, core::Scalar::all(0.0), thickness, imgproc::LINE_AA, false)?;
+                let turns = if sideways { [core::ROTATE_90_CLOCKWISE, core::ROTATE_90_COUNTERCLOCKWISE] } else { [core::ROTATE_180, -1] };
                 for turn in turns {
                     if turn < 0 {
                         out.push(upright.clone());
@@ -252,27 +175,12 @@ mod tests {
             let mut seen = Vec::new();
             for across in [true, false] {
                 for index in 0..8 {
-                    seen.push(
-                        Cell {
-                            rect: Rect::default(),
-                            across,
-                            index,
-                        }
-                        .glyph(turns),
-                    );
+                    seen.push(Cell { rect: Rect::default(), across, index }.glyph(turns));
                 }
             }
             for k in 0..8 {
-                assert_eq!(
-                    seen.iter().filter(|g| **g == Glyph::File(k)).count(),
-                    1,
-                    "turn {turns}, file {k}"
-                );
-                assert_eq!(
-                    seen.iter().filter(|g| **g == Glyph::Rank(k)).count(),
-                    1,
-                    "turn {turns}, rank {k}"
-                );
+                assert_eq!(seen.iter().filter(|g| **g == Glyph::File(k)).count(), 1, "turn {turns}, file {k}");
+                assert_eq!(seen.iter().filter(|g| **g == Glyph::Rank(k)).count(), 1, "turn {turns}, rank {k}");
             }
         }
     }
@@ -282,47 +190,18 @@ mod tests {
         // A light board of 8 x 8 squares of 40 px in a 440 px picture (the playing area from 40
         // to 360, off centre), its letters printed below and its digits at the left, as White
         // sees them.
-        let mut image =
-            Mat::new_rows_cols_with_default(440, 440, core::CV_8UC3, core::Scalar::all(220.0))?;
+        let mut image = Mat::new_rows_cols_with_default(440, 440, core::CV_8UC3, core::Scalar::all(220.0))?;
         let (origin, s) = (40, 40);
         for k in 0..8 {
             let letter = ["a", "b", "c", "d", "e", "f", "g", "h"][k];
             let digit = ["8", "7", "6", "5", "4", "3", "2", "1"][k];
-            let white = core::Scalar::all(30.0);
+            let ink = core::Scalar::all(30.0);
             let at = origin + k as i32 * s;
-            imgproc::put_text(
-                &mut image,
-                letter,
-                core::Point::new(at + 14, origin + 8 * s + 26),
-                imgproc::FONT_HERSHEY_SIMPLEX,
-                0.6,
-                white,
-                2,
-                imgproc::LINE_AA,
-                false,
-            )?;
-            imgproc::put_text(
-                &mut image,
-                digit,
-                core::Point::new(origin - 26, at + 28),
-                imgproc::FONT_HERSHEY_SIMPLEX,
-                0.6,
-                white,
-                2,
-                imgproc::LINE_AA,
-                false,
-            )?;
+            imgproc::put_text(&mut image, letter, core::Point::new(at + 14, origin + 8 * s + 26), imgproc::FONT_HERSHEY_SIMPLEX, 0.6, ink, 2, imgproc::LINE_AA, false)?;
+            imgproc::put_text(&mut image, digit, core::Point::new(origin - 26, at + 28), imgproc::FONT_HERSHEY_SIMPLEX, 0.6, ink, 2, imgproc::LINE_AA, false)?;
         }
         let (a, b) = (f64::from(origin), f64::from(origin + 8 * s));
-        let fit = glyph_fit(
-            &image,
-            [
-                Px { x: a, y: a },
-                Px { x: b, y: a },
-                Px { x: b, y: b },
-                Px { x: a, y: b },
-            ],
-        )?;
+        let fit = glyph_fit(&image, [Px { x: a, y: a }, Px { x: b, y: a }, Px { x: b, y: b }, Px { x: a, y: b }])?;
         for turns in 1..4 {
             assert!(fit[0] > fit[turns] + 1.0, "{fit:?}");
         }

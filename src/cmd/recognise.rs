@@ -18,11 +18,13 @@ use crate::photo::{self, Orientation, PhotoError, locate, reference};
     long_about = "Reads the position on a still photo of a chess board and prints the board part of its FEN.\n\n\
 With --corners (the playing area's corners a8, h8, h1, a1 in pixels) the board is given and the \
 order of the corners checked: a list that starts at the wrong corner (a dark square at White's \
-right, pawns on the first rank) is turned, with a warning. Without, the board is found automatically and its orientation chosen by the position that \
-best explains what the model reads: one king a side, no pawn on the first or last rank, White's army \
-nearer White's edge (right for games; give --corners for studies), and a light square at each \
-player's right (Law 2.1). With --white, the board is found and White's edge given: for a position \
-that cannot tell it, such as a pawnless endgame.\n\n\
+right, pawns on the first rank) is turned, with a warning. Without, the board is found \
+automatically and its orientation chosen by the position that best explains what the model \
+reads: one king a side, no pawn on the first or last rank, White's army nearer White's edge \
+(right for games; give --white for studies), a light square at each player's right (Law 2.1), \
+and the coordinates printed around the board, where it has them. With --white, the board is \
+found and White's edge given: for a position that cannot tell it, such as a pawnless endgame on \
+a board without printed coordinates.\n\n\
 With --reference, the set is learnt first from another photo of the same set under the same light \
 whose position is known (--reference-fen, by default the start position), as `calibrate` does: the \
 reference's board and orientation are found by that position. A reference with hands over the board \
@@ -41,7 +43,7 @@ pub struct Args {
     #[arg(long, value_name = "x,y,x,y,x,y,x,y", allow_hyphen_values = true)]
     pub corners: Option<String>,
     /// The edge of the photo White sits at: the board is found, and its orientation given (for a
-    /// position that cannot tell it, such as a pawnless endgame).
+    /// position that cannot tell it, such as a pawnless endgame on a board without coordinates).
     #[arg(long, value_enum, conflicts_with = "corners")]
     pub white: Option<WhiteEdge>,
     /// The board model (ONNX).
