@@ -9,8 +9,9 @@
 //!   the known position's likelihood: a grid shifted by a rank reads it badly. The finder's grid
 //!   is kept if it reads the position; else every grid the finder offers
 //!   ([`corners::candidates`]) is tried.
-//! - Otherwise the finder's grid (strongest X-junctions) is kept and only its orientation chosen,
-//!   by the most likely position a game could show ([`position::likeliest`]: a king a side, no
+//! - Otherwise the finder's grid (strongest X-junctions) is kept, unless the coordinates printed
+//!   around the board line up with another candidate grid and not with it, and only its
+//!   orientation chosen, by the most likely position a game could show ([`position::likeliest`]: a king a side, no
 //!   pawn on the first or last rank), White's army nearer White's edge, the light squares where
 //!   Law 2.1 puts them and the printed coordinates. On the model's readings alone a grid
 //!   shifted by a file, with a band of empty table in it, can look as plausible as the right
@@ -52,6 +53,12 @@ const MISORDERED: f64 = 2.0 / 63.0;
 /// coordinates) and 92 rendered stills of seed 77 (`examples/fit_priors.rs`).
 const COORDINATE_SLOPE: f64 = 3.1;
 
+/// How strongly the coordinates printed around a grid must line up with it (the log Bayes factor
+/// of [`alignment`]: 20 to 1) for it to be taken as the board, and how much more strongly than
+/// with the finder's grid for it to replace that grid; among n candidates, the best must also
+/// beat the n - 1 others' chance best (ln n more).
+const ALIGNED: f64 = 3.0;
+
 /// Floor of a probability in the scores, so that one square cannot outweigh the board.
 const FLOOR: f64 = 1e-4;
 
@@ -73,8 +80,32 @@ pub fn locate(model: &mut Model, image: &Mat, known: Option<&Board>) -> Result<L
     let first = corners::find(image)?;
     match known {
         Some(board) => locate_known(model, image, first, board),
-        None => locate_among(model, image, &first.into_iter().collect::<Vec<_>>(), None),
+        None => {
+            let grid = first.map(|g| aligned(image, g)).transpose()?;
+            locate_among(model, image, grid.as_slice(), None)
+        }
     }
+}
+
+/// The finder's grid `first`, unless the coordinates printed around the board do not line up
+/// with it and do with another candidate grid ([`corners::candidates`], which costs seconds):
+/// then that one. Where a board has no coordinates, the finder's grid.
+fn aligned(image: &Mat, first: [Px; 4]) -> Result<[Px; 4], PhotoError> {
+    let evidence = |grid: [Px; 4]| coordinates::glyph_fit(image, grid).map_or(0.0, alignment);
+    let here = evidence(first);
+    if here >= ALIGNED {
+        return Ok(first);
+    }
+    let candidates = corners::candidates(image)?;
+    let chance = (candidates.len().max(1) as f64).ln();
+    let best = candidates.into_iter().map(|g| (evidence(g), g)).max_by(|a, b| a.0.total_cmp(&b.0));
+    Ok(match best {
+        Some((e, grid)) if e >= ALIGNED + chance && e - here >= ALIGNED => {
+            tracing::debug!(alignment = e, finder = here, "the printed coordinates line up with another grid than the finder's");
+            grid
+        }
+        _ => first,
+    })
 }
 
 /// Finds the board showing `board` in `image`, starting from the corner finder's `first` grid:
@@ -173,6 +204,14 @@ fn printed(fit: [f64; 4]) -> [f64; 4] {
     let top = fit.iter().copied().fold(f64::MIN, f64::max);
     let total: f64 = fit.iter().map(|f| (COORDINATE_SLOPE * (f - top)).exp()).sum();
     fit.map(|f| COORDINATE_SLOPE * (f - top) - total.ln())
+}
+
+/// The log Bayes factor, on a grid's [`coordinates::glyph_fit`], of coordinates printed around
+/// it (one turn favoured as [`printed`] favours it) against none (the four turns alike): 0 for
+/// a board without coordinates, or a grid they do not line up with.
+fn alignment(fit: [f64; 4]) -> f64 {
+    let mean = fit.iter().sum::<f64>() / 4.0;
+    (fit.iter().map(|f| (COORDINATE_SLOPE * (f - mean)).exp()).sum::<f64>() / 4.0).ln()
 }
 
 /// The log-likelihood of `board` under the reading (each square floored).
