@@ -11,11 +11,11 @@
 //!   ([`corners::candidates`]) is tried.
 //! - Otherwise the finder's grid (strongest X-junctions) is kept, unless the coordinates printed
 //!   around the board line up with another candidate grid and not with it, and only its
-//!   orientation chosen, by the most likely position a game could show ([`position::likeliest`]: a king a side, no
-//!   pawn on the first or last rank), White's army nearer White's edge, the light squares where
-//!   Law 2.1 puts them and the printed coordinates. On the model's readings alone a grid
-//!   shifted by a file, with a band of empty table in it, can look as plausible as the right
-//!   one.
+//!   orientation is chosen: by the most likely position a game could show
+//!   ([`position::likeliest`]: a king a side, no pawn on the first or last rank), White's army
+//!   nearer White's edge, the light squares where Law 2.1 puts them and the printed
+//!   coordinates. On the model's readings alone a grid shifted by a file, with a band of empty
+//!   table in it, can look as plausible as the right one.
 
 use opencv::core::Mat;
 use opencv::prelude::MatTraitConst;
@@ -124,11 +124,12 @@ pub fn locate_known(model: &mut Model, image: &Mat, first: Option<[Px; 4]>, boar
 
 /// Checks the order of corners given as a8, h8, h1, a1: each of their four turns is scored as
 /// [`locate_among`] scores it (against `known`, the position shown, when it is known), with the
-/// given order [`MISORDERED`] times likelier than each other turn. A list that starts at the
-/// wrong corner shows a dark square at White's right, or pawns on the first rank, and is turned;
-/// the armies' sides then tell a quarter turn from three. On the armies alone, a position must
-/// stand about four ranks the wrong way round (a study, never a game) to turn a list by half.
-/// Also returns the quarter turns applied (0: the order is kept).
+/// given order about 90 times likelier than each other turn (about 1 in 32 hand-labelled lists
+/// starts elsewhere). A list that starts at the wrong corner shows a dark square at White's
+/// right, or pawns on the first rank, and is turned; the armies' sides then tell a quarter turn
+/// from three. On the armies alone, a position must stand about four ranks the wrong way round
+/// (a study, never a game) to turn a list by half. Also returns the quarter turns applied (0:
+/// the order is kept).
 pub fn check_order(model: &mut Model, image: &Mat, a8_h8_h1_a1: [Px; 4], known: Option<&Board>) -> Result<(Located, usize), PhotoError> {
     let mut scored = score(model, image, &[a8_h8_h1_a1], known)?;
     for (turns, s) in scored.iter_mut().enumerate() {
@@ -207,8 +208,8 @@ fn printed(fit: [f64; 4]) -> [f64; 4] {
 }
 
 /// The log Bayes factor, on a grid's [`coordinates::glyph_fit`], of coordinates printed around
-/// it (one turn favoured as [`printed`] favours it) against none (the four turns alike): 0 for
-/// a board without coordinates, or a grid they do not line up with.
+/// it (one turn favoured as [`printed`] favours it) against none (the four turns alike): near 0
+/// for a board without coordinates, or a grid they do not line up with.
 fn alignment(fit: [f64; 4]) -> f64 {
     let mean = fit.iter().sum::<f64>() / 4.0;
     (fit.iter().map(|f| (COORDINATE_SLOPE * (f - mean)).exp()).sum::<f64>() / 4.0).ln()
