@@ -81,30 +81,33 @@ pub fn locate(model: &mut Model, image: &Mat, known: Option<&Board>) -> Result<L
     match known {
         Some(board) => locate_known(model, image, first, board),
         None => {
-            let grid = first.map(|g| aligned(image, g)).transpose()?;
-            locate_among(model, image, grid.as_slice(), None)
+            let Some(first) = first else { return Err(PhotoError::NoBoard) };
+            let (grid, fit) = aligned(image, first)?;
+            best_of(score_grid(model, image, grid, None, Some(fit))?)
         }
     }
 }
 
 /// The finder's grid `first`, unless the coordinates printed around the board do not line up
 /// with it and do with another candidate grid ([`corners::candidates`], which costs seconds):
-/// then that one. Where a board has no coordinates, the finder's grid.
-fn aligned(image: &Mat, first: [Px; 4]) -> Result<[Px; 4], PhotoError> {
-    let evidence = |grid: [Px; 4]| coordinates::glyph_fit(image, grid).map_or(0.0, alignment);
-    let here = evidence(first);
+/// then that one. Where a board has no coordinates, the finder's grid. Also returns the grid's
+/// [`glyph_fit`].
+fn aligned(image: &Mat, first: [Px; 4]) -> Result<([Px; 4], [f64; 4]), PhotoError> {
+    let fit = glyph_fit(image, first);
+    let here = alignment(fit);
     if here >= ALIGNED {
-        return Ok(first);
+        return Ok((first, fit));
     }
+    // The finder's grid is the candidates' first, matched already.
     let candidates = corners::candidates(image)?;
     let chance = (candidates.len().max(1) as f64).ln();
-    let best = candidates.into_iter().map(|g| (evidence(g), g)).max_by(|a, b| a.0.total_cmp(&b.0));
+    let best = candidates.into_iter().filter(|g| *g != first).map(|g| (glyph_fit(image, g), g)).max_by(|a, b| alignment(a.0).total_cmp(&alignment(b.0)));
     Ok(match best {
-        Some((e, grid)) if e >= ALIGNED + chance && e - here >= ALIGNED => {
-            tracing::debug!(alignment = e, finder = here, "the printed coordinates line up with another grid than the finder's");
-            grid
+        Some((fit, grid)) if alignment(fit) >= ALIGNED + chance && alignment(fit) - here >= ALIGNED => {
+            tracing::debug!(alignment = alignment(fit), finder = here, "the printed coordinates line up with another grid than the finder's");
+            (grid, fit)
         }
-        _ => first,
+        _ => (first, fit),
     })
 }
 
@@ -147,30 +150,40 @@ pub fn locate_among(model: &mut Model, image: &Mat, grids: &[[Px; 4]], known: Op
 /// Each grid in each of its four turns (corners a8, h8, h1, a1), its reading, and the score of
 /// that reading: the chequer's, plus the known position's or the likeliest game position's.
 fn score(model: &mut Model, image: &Mat, grids: &[[Px; 4]], known: Option<&Board>) -> Result<Vec<(f64, [Px; 4], Reading)>, PhotoError> {
-    let size = [image.cols().max(0) as u32, image.rows().max(0) as u32];
     let mut scored = Vec::new();
     for grid in grids {
-        // A grid too skewed to warp shows no chequer, nor coordinates.
-        let chequer = orientation::chequer(image, *grid).unwrap_or(0.0);
         // The position known decides the turn; else the coordinates printed, where there are.
-        let printed = match known {
-            Some(_) => [0.0; 4],
-            None => printed(coordinates::glyph_fit(image, *grid).unwrap_or([0.0; 4])),
-        };
-        for turns in 0..4 {
-            let corners: [Px; 4] = std::array::from_fn(|i| grid[(i + turns) % 4]);
-            let cal = Calibration::from_corners(String::new(), 0, size, corners, WhiteEdge::Bottom, Found::Auto)?;
-            let reading = model.read(&cal.warp(image, model.layout())?, 0, 0.0)?;
-            let score = set_up(if turns % 2 == 0 { chequer } else { -chequer })
-                + printed[turns]
-                + match known {
-                    Some(board) => agreement(&reading, board),
-                    None => plausibility(&reading),
-                };
-            scored.push((score, corners, reading));
-        }
+        let fit = known.is_none().then(|| glyph_fit(image, *grid));
+        scored.extend(score_grid(model, image, *grid, known, fit)?);
     }
     Ok(scored)
+}
+
+/// [`score`] for one grid, whose [`glyph_fit`] is `fit` when its coordinates count.
+fn score_grid(model: &mut Model, image: &Mat, grid: [Px; 4], known: Option<&Board>, fit: Option<[f64; 4]>) -> Result<Vec<(f64, [Px; 4], Reading)>, PhotoError> {
+    let size = [image.cols().max(0) as u32, image.rows().max(0) as u32];
+    // A grid too skewed to warp shows no chequer.
+    let chequer = orientation::chequer(image, grid).unwrap_or(0.0);
+    let printed = fit.map_or([0.0; 4], printed);
+    let mut scored = Vec::with_capacity(4);
+    for turns in 0..4 {
+        let corners: [Px; 4] = std::array::from_fn(|i| grid[(i + turns) % 4]);
+        let cal = Calibration::from_corners(String::new(), 0, size, corners, WhiteEdge::Bottom, Found::Auto)?;
+        let reading = model.read(&cal.warp(image, model.layout())?, 0, 0.0)?;
+        let score = set_up(if turns % 2 == 0 { chequer } else { -chequer })
+            + printed[turns]
+            + match known {
+                Some(board) => agreement(&reading, board),
+                None => plausibility(&reading),
+            };
+        scored.push((score, corners, reading));
+    }
+    Ok(scored)
+}
+
+/// The grid's [`coordinates::glyph_fit`]; a grid too skewed to warp shows no coordinates.
+fn glyph_fit(image: &Mat, grid: [Px; 4]) -> [f64; 4] {
+    coordinates::glyph_fit(image, grid).unwrap_or([0.0; 4])
 }
 
 /// Where the highest score is.
@@ -202,9 +215,8 @@ fn set_up(chequer: f64) -> f64 {
 /// The log-probability of each turn of a grid on its printed coordinates alone (their
 /// [`coordinates::glyph_fit`]), the four equally likely before.
 fn printed(fit: [f64; 4]) -> [f64; 4] {
-    let top = fit.iter().copied().fold(f64::MIN, f64::max);
-    let total: f64 = fit.iter().map(|f| (COORDINATE_SLOPE * (f - top)).exp()).sum();
-    fit.map(|f| COORDINATE_SLOPE * (f - top) - total.ln())
+    let all = log_sum_exp(fit.map(|f| COORDINATE_SLOPE * f));
+    fit.map(|f| COORDINATE_SLOPE * f - all)
 }
 
 /// The log Bayes factor, on a grid's [`coordinates::glyph_fit`], of coordinates printed around
@@ -212,7 +224,13 @@ fn printed(fit: [f64; 4]) -> [f64; 4] {
 /// for a board without coordinates, or a grid they do not line up with.
 fn alignment(fit: [f64; 4]) -> f64 {
     let mean = fit.iter().sum::<f64>() / 4.0;
-    (fit.iter().map(|f| (COORDINATE_SLOPE * (f - mean)).exp()).sum::<f64>() / 4.0).ln()
+    log_sum_exp(fit.map(|f| COORDINATE_SLOPE * (f - mean))) - 4f64.ln()
+}
+
+/// ln(sum of e^x), without overflow.
+fn log_sum_exp(xs: [f64; 4]) -> f64 {
+    let top = xs.iter().copied().fold(f64::MIN, f64::max);
+    top + xs.iter().map(|x| (x - top).exp()).sum::<f64>().ln()
 }
 
 /// The log-likelihood of `board` under the reading (each square floored).
