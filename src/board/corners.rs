@@ -64,6 +64,12 @@ const SAME_GRID: f64 = 0.25;
 /// Widths tried, in squares, of the border between a board's outline and its playing area.
 const BORDERS: [f64; 8] = [0.0, 0.1, 0.2, 0.3, 0.45, 0.6, 0.8, 1.0];
 
+/// Corners marked by hand miss the grid when their X-junctions are under this share of those
+/// of the grid refitted near them: about a sixth of a square off at the inner corners, where the
+/// junctions' quadrants (a third of a square) half overlap the next squares. Closer marks are
+/// kept: a refit there would move them by less than the marks' own noise.
+const MISSED_GRID: f64 = 0.5;
+
 /// Smallest outline tried, as a share of the image's area.
 const MIN_OUTLINE_AREA: f64 = 0.04;
 
@@ -194,6 +200,43 @@ fn outlines(gray: &Mat) -> Result<Vec<[Px; 4]>, BoardError> {
     let (w, h) = (f64::from(gray.cols() - 1), f64::from(gray.rows() - 1));
     out.push([Px { x: 0.0, y: 0.0 }, Px { x: w, y: 0.0 }, Px { x: w, y: h }, Px { x: 0.0, y: h }]);
     Ok(out)
+}
+
+/// The playing area that corners marked by hand point at, in their order. Marks on the grid
+/// are kept as they are; marks that miss it (a printed border's outer edge taken for the playing
+/// area's, a careless click) show X-junctions under [`MISSED_GRID`] of those of the grid near
+/// them, and are moved onto it. The grid near them is the quadrilateral they mark taken as the
+/// playing area, or as the outer edge of a printed border of each width of [`BORDERS`], each
+/// refitted to the inner corners it predicts ([`refine`]); the strongest is kept if its
+/// junctions are a board's.
+pub fn snap(image: &Mat, marked: [Px; 4]) -> Result<[Px; 4], BoardError> {
+    let gray = grey(image)?;
+    let to = marked.map(|p| (p.x, p.y));
+    let units = |b: f64| [(-b, -b), (8.0 + b, -b), (8.0 + b, 8.0 + b), (-b, 8.0 + b)];
+    let given = junctions(&gray, &Homography::fit(&units(0.0), &to)?)?;
+    let mut best: Option<(f64, Homography)> = None;
+    for b in BORDERS {
+        // A degenerate refit is no candidate.
+        let Ok((score, h)) = Homography::fit(&units(b), &to).and_then(|h| refine(&gray, h)).and_then(|h| Ok((junctions(&gray, &h)?, h))) else {
+            continue;
+        };
+        if best.as_ref().is_none_or(|(s, _)| score > *s) {
+            best = Some((score, h));
+        }
+    }
+    Ok(match best {
+        Some((score, h)) if score >= MIN_OUTLINE_JUNCTIONS && given < MISSED_GRID * score => {
+            let grid = units(0.0).map(|p| {
+                let (x, y) = h.apply(p);
+                Px { x, y }
+            });
+            let square = (grid[0].x - grid[2].x).hypot(grid[0].y - grid[2].y) / (8.0 * std::f64::consts::SQRT_2);
+            let off = grid.iter().zip(&marked).map(|(g, m)| (g.x - m.x).hypot(g.y - m.y)).fold(0.0, f64::max) / square;
+            tracing::warn!(given, grid = score, "the corners given miss the board's grid lines (by up to {off:.2} of a square): moved onto them");
+            grid
+        }
+        _ => marked,
+    })
 }
 
 /// Whether two playing areas (image order) are the same grid.
@@ -473,6 +516,30 @@ mod tests {
         let after = worst_corner_error(&refined, &truth);
         assert!(before > 3.0, "the start is off: {before:.2} px");
         assert!(after < 0.5 && after < before / 4.0, "refined to {after:.2} px from {before:.2} px");
+    }
+
+    #[test]
+    fn corners_marked_off_the_grid_are_moved_onto_it_and_marks_on_it_kept() {
+        let outer = [(0.0, 0.0), (8.0, 0.0), (8.0, 8.0), (0.0, 8.0)];
+        let truth = Homography::fit(&outer, &[(190.0, 60.0), (470.0, 80.0), (540.0, 430.0), (110.0, 410.0)]).unwrap();
+        let image = board_in_perspective(&truth, &[(2, 2), (3, 5), (6, 1), (4, 4)]);
+        let at = |units: [(f64, f64); 4]| {
+            units.map(|p| {
+                let (x, y) = truth.apply(p);
+                Px { x, y }
+            })
+        };
+        let grid = at(outer);
+        // The outer edge of a printed border 0.7 squares wide, as a8, h8, h1, a1 (a8 at the
+        // bottom left): the order is kept.
+        let border = at([(-0.7, 8.7), (-0.7, -0.7), (8.7, -0.7), (8.7, 8.7)]);
+        let snapped = snap(&image, border).unwrap();
+        for (p, q) in snapped.iter().zip([grid[3], grid[0], grid[1], grid[2]]) {
+            assert!((p.x - q.x).hypot(p.y - q.y) < 1.5, "{snapped:?} against {grid:?}");
+        }
+        // Marks a pixel or two off the corners are on the grid: kept as marked.
+        let marked = grid.map(|p| Px { x: p.x + 1.5, y: p.y - 1.0 });
+        assert_eq!(snap(&image, marked).unwrap(), marked);
     }
 
     #[test]

@@ -23,7 +23,8 @@ use crate::photo::{self, PhotoError, locate, reference};
 no hands over it), works out which edge White sits at, and writes calibration/NAME.json: the \
 corners a8, h8, h1, a1 in pixels, the homography to the top-down board, the image size, White's \
 edge and the source. `analyse` and `live` read it.\n\n\
-The corners are found automatically unless --corners gives them. White's edge is read from the \
+The corners are found automatically unless --corners gives them; corners given that miss the \
+board's grid lines (marked on a printed border's outer edge, say) are moved onto them. White's edge is read from the \
 known position (--fen, by default the start) where the frame shows it, else from the position \
 the frame shows as `recognise` reads it (a game's armies, the light squares, printed \
 coordinates), unless --white gives it (or --corners, whose order fixes it, unless the frame \
@@ -93,8 +94,11 @@ pub fn run(args: &Args) -> Exit {
             Err(e) => return Exit::BadInput(e.to_string()),
         };
         searched += 1;
-        if let Some(corners) = given {
-            break (frame, (corners, Found::Given));
+        if let Some(marked) = given {
+            match board::corners::snap(&frame.image, marked) {
+                Ok(corners) => break (frame, (corners, Found::Given)),
+                Err(e) => return Exit::BadInput(format!("{source}, frame {}: --corners: {e}", frame.index)),
+            }
         }
         // Every fifth frame: neighbouring frames of a still board add nothing.
         if frame.index % 5 == 0 {

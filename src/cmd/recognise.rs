@@ -16,8 +16,9 @@ use crate::photo::{self, Orientation, PhotoError, locate, reference};
 #[command(
     about = "Print the position on a photo of a board, as FEN",
     long_about = "Reads the position on a still photo of a chess board and prints the board part of its FEN.\n\n\
-With --corners (the playing area's corners a8, h8, h1, a1 in pixels) the board is given and the \
-order of the corners checked: a list that starts at the wrong corner (a dark square at White's \
+With --corners (the playing area's corners a8, h8, h1, a1 in pixels) the board is given and \
+checked: corners that miss the board's grid lines (marked on a printed border's outer edge, say) \
+are moved onto them, and a list that starts at the wrong corner (a dark square at White's \
 right, pawns on the first rank) is turned, with a warning. Without, the board is found \
 automatically and its orientation chosen by the position that best explains what the model \
 reads: one king a side, no pawn on the first or last rank, White's army nearer White's edge \

@@ -9,7 +9,7 @@ use opencv::core::Mat;
 use opencv::prelude::MatTraitConst;
 use shakmaty::{Board, Square};
 
-use crate::board::{Calibration, Found, Px, WhiteEdge};
+use crate::board::{Calibration, Found, Px, WhiteEdge, corners};
 use crate::detect::{DetectError, Model, Reading, reading::class_piece};
 
 /// What can go wrong reading a photo.
@@ -80,9 +80,11 @@ pub fn recognise(model: &mut Model, image: &Mat, corners: Option<[Px; 4]>, known
     }
 }
 
-/// Reads a photo whose playing area's corners were given as a8, h8, h1, a1, turning them where
-/// the photo shows they start at the wrong corner ([`locate::check_order`]).
+/// Reads a photo whose playing area's corners were given as a8, h8, h1, a1, moving them onto the
+/// board's grid lines where they miss them ([`corners::snap`]) and turning them where the photo
+/// shows they start at the wrong corner ([`locate::check_order`]).
 pub fn recognise_given(model: &mut Model, image: &Mat, a8_h8_h1_a1: [Px; 4]) -> Result<Recognised, PhotoError> {
+    let a8_h8_h1_a1 = corners::snap(image, a8_h8_h1_a1)?;
     let (located, turns) = locate::check_order(model, image, a8_h8_h1_a1, None)?;
     if turns != 0 {
         tracing::warn!(turns, sure = located.sure, "the corners given start at the wrong corner: read turned {turns} quarter turn(s)");
@@ -91,10 +93,11 @@ pub fn recognise_given(model: &mut Model, image: &Mat, a8_h8_h1_a1: [Px; 4]) -> 
     Ok(Recognised { corners: located.corners, orientation: Orientation::Checked { turns, sure: located.sure }, reading: located.reading, board })
 }
 
-/// Reads a photo whose playing area has these corners: a8, h8, h1, a1 when `oriented`, else in
-/// image order (top-left, top-right, bottom-right, bottom-left) with the orientation to be
-/// chosen.
+/// Reads a photo whose playing area has these corners (moved onto the grid lines where they miss
+/// them, [`corners::snap`]): a8, h8, h1, a1 when `oriented`, else in image order (top-left,
+/// top-right, bottom-right, bottom-left) with the orientation to be chosen.
 pub fn recognise_with(model: &mut Model, image: &Mat, corners: [Px; 4], oriented: bool) -> Result<Recognised, PhotoError> {
+    let corners = corners::snap(image, corners)?;
     if !oriented {
         return Ok(chosen(locate::locate_among(model, image, &[corners], None)?));
     }
