@@ -1,9 +1,11 @@
 //! Finding the playing area in an image without help: OpenCV's sector-based chessboard
 //! detector finds a block of corners (the whole 7x7 inner grid on an empty board, a 7x3 or 7x5
-//! band where pieces hide the rest); a block that is not a clean lattice is rejected; the block
-//! is then placed on the board's 9x9 grid lines where the most X-junctions of a chessboard are
-//! seen at the 49 inner corners, and the grid is refitted to every inner corner that shows one
-//! (not only the block's). Several detector settings and image scales are tried in turn.
+//! band where pieces hide the rest); a block whose corners do not lie on a lattice, or whose
+//! lattice's junctions do not alternate as a chessboard's, is rejected; the block is then placed
+//! on the board's 9x9 grid lines at each offset, each placement refitted to every inner corner
+//! that shows an X-junction (not only the block's), and the one kept where the most X-junctions
+//! of a chessboard are seen at the 49 inner corners and the least chequer just outside the
+//! board. Several detector settings and image scales are tried in turn.
 //!
 //! Where the detector finds no block (pieces on every band of ranks), the board's outline is
 //! used: the large four-sided contours of the image (a board's edge, the line around its playing
@@ -41,8 +43,16 @@ const SEARCH_SIDES: [f64; 4] = [800.0, 1000.0, 600.0, 1300.0];
 /// (a 640 x 480 picture takes about 8 s to refuse, against 5; the drift check pays it too).
 const UPSCALED_SIDE: f64 = 1024.0;
 
-/// The largest error, in squares, of a found block against a perfect lattice.
+/// The largest error, in squares, of a found block's corner against a perfect lattice.
 const MAX_LATTICE_ERROR: f64 = 0.15;
+/// The share of a found block's corners that must lie on a perfect lattice for it to be a
+/// board's: a 7 x 3 block may have two corners beside pieces, a 7 x 7 one four.
+const LATTICE_SHARE: f64 = 0.9;
+
+/// The least share of a placed block's X-junction contrast that must alternate as a
+/// chessboard's does ([`alternation`]): the detector can return a block whose columns are two
+/// squares apart, which a perfect lattice fits as well.
+const ALTERNATION: f64 = 0.9;
 
 /// Rounds of refitting the grid to the inner corners it predicts.
 const REFINE_ROUNDS: usize = 3;
@@ -204,11 +214,10 @@ fn outlines(gray: &Mat) -> Result<Vec<[Px; 4]>, BoardError> {
 
 /// The playing area that corners marked by hand point at, in their order. Marks on the grid
 /// are kept as they are; marks that miss it (a printed border's outer edge taken for the playing
-/// area's, a careless click) show X-junctions under [`MISSED_GRID`] of those of the grid near
-/// them, and are moved onto it. The grid near them is the quadrilateral they mark taken as the
-/// playing area, or as the outer edge of a printed border of each width of [`BORDERS`], each
-/// refitted to the inner corners it predicts ([`refine`]); the strongest is kept if its
-/// junctions are a board's.
+/// area's, a careless click) show X-junctions under half of those of the grid near them, and
+/// are moved onto it. The grid near them is the quadrilateral they mark taken as the playing
+/// area, or as the outer edge of a printed border up to a square wide, each refitted to the
+/// inner corners it predicts; the strongest is kept if its junctions are a board's.
 pub fn snap(image: &Mat, marked: [Px; 4]) -> Result<[Px; 4], BoardError> {
     let gray = grey(image)?;
     let to = marked.map(|p| (p.x, p.y));
@@ -255,14 +264,16 @@ fn find_at(small: &Mat, all: bool) -> Result<Vec<[Px; 4]>, BoardError> {
                 continue;
             }
             let points: Vec<(f64, f64)> = found.iter().map(|p| (f64::from(p.x), f64::from(p.y))).collect();
-            if lattice_error(&points, cols, rows)? > MAX_LATTICE_ERROR {
+            let Some((grid, points)) = on_lattice(&points, cols, rows)? else {
+                continue;
+            };
+            let placements = place(small, &grid, &points, cols, rows)?;
+            if placements.first().map(|h| alternation(small, h)).transpose()?.is_none_or(|a| a < ALTERNATION) {
                 continue;
             }
-            let placements = place(small, &points, cols, rows)?;
             let keep = if all { placements.len() } else { 1 };
             let mut out = Vec::new();
             for h in placements.into_iter().take(keep) {
-                let h = refine(small, h)?;
                 let outer = [(0.0, 0.0), (8.0, 0.0), (8.0, 8.0), (0.0, 8.0)].map(|p| {
                     let (x, y) = h.apply(p);
                     Px { x, y }
@@ -281,30 +292,54 @@ fn block(cols: i32, rows: i32, ox: i32, oy: i32) -> Vec<(f64, f64)> {
     (0..rows).flat_map(|j| (0..cols).map(move |i| (f64::from(ox + i), f64::from(oy + j)))).collect()
 }
 
-/// How far, in squares, the found corners stray from the best-fitting perfect lattice.
-fn lattice_error(points: &[(f64, f64)], cols: i32, rows: i32) -> Result<f64, BoardError> {
-    let grid = block(cols, rows, 0, 0);
-    let h = Homography::fit(&grid, points)?;
-    let worst = grid.iter().zip(points).map(|(&g, &(x, y))| {
-        let (px, py) = h.apply(g);
-        (px - x).hypot(py - y)
-    });
-    let worst = worst.fold(0.0, f64::max);
+/// Corners of a found block: their grid coordinates and their image points.
+type Block = (Vec<(f64, f64)>, Vec<(f64, f64)>);
+
+/// The corners of a found `cols` x `rows` block that lie on one perfect lattice, as grid
+/// coordinates (the block's first corner at 0, 0) and image points: the lattice is fitted to
+/// them all, and the corner furthest from it left out and the lattice refitted until every
+/// corner left lies within [`MAX_LATTICE_ERROR`] of it. Where fewer than [`LATTICE_SHARE`] of
+/// the block are left, `None`: the block is no board's. A piece beside a corner can pull the
+/// detector's estimate of it a quarter of a square off; the rest of the block still lies on the
+/// lattice. (Leaving out the worst, not sampling as RANSAC does, gives the same answer whatever
+/// was fitted before.)
+fn on_lattice(points: &[(f64, f64)], cols: i32, rows: i32) -> Result<Option<Block>, BoardError> {
     let last = points[(cols - 1) as usize];
-    let square = (last.0 - points[0].0).hypot(last.1 - points[0].1) / f64::from(cols - 1);
-    Ok(worst / square)
+    let tolerance = MAX_LATTICE_ERROR * (last.0 - points[0].0).hypot(last.1 - points[0].1) / f64::from(cols - 1);
+    let (mut grid, mut points) = (block(cols, rows, 0, 0), points.to_vec());
+    let least = (LATTICE_SHARE * grid.len() as f64).ceil() as usize;
+    while grid.len() >= least {
+        let h = Homography::fit(&grid, &points)?;
+        let errors = grid.iter().zip(&points).map(|(&g, &(x, y))| {
+            let (px, py) = h.apply(g);
+            (px - x).hypot(py - y)
+        });
+        let (worst, error) = errors.enumerate().max_by(|a, b| a.1.total_cmp(&b.1)).unwrap_or((0, 0.0));
+        if error <= tolerance {
+            return Ok(Some((grid, points)));
+        }
+        grid.remove(worst);
+        points.remove(worst);
+    }
+    Ok(None)
 }
 
-/// Puts a block of corners on the board's grid lines 0..=8 (a detector may take the board's
-/// edge for a row of corners): every offset is tried and scored by its chessboard X-junctions at
-/// the 49 inner corners. Returns board units to image for the strongest offset first, then the
-/// others reaching [`PLACE_KEEP`] of it, strongest first.
-fn place(gray: &Mat, points: &[(f64, f64)], cols: i32, rows: i32) -> Result<Vec<Homography>, BoardError> {
+/// Puts a `cols` x `rows` block of corners, its `points` at `grid` (the block's first corner at
+/// 0, 0), on the board's grid lines 0..=8 (a detector may take the board's edge for a row of
+/// corners): every offset is tried, refitted to the inner corners it predicts ([`refine`]; a
+/// block's lattice extrapolated to the far edge strays), and scored by its chessboard
+/// X-junctions at the 49 inner corners less the chequer it leaves just outside the board
+/// ([`ring`]): a grid a square short of the board loses a seventh of a row of junctions, but
+/// leaves a whole row of squares outside. Returns board units to image for the best offset
+/// first, then the others reaching [`PLACE_KEEP`] of it, best first.
+fn place(gray: &Mat, grid: &[(f64, f64)], points: &[(f64, f64)], cols: i32, rows: i32) -> Result<Vec<Homography>, BoardError> {
     let mut scored: Vec<(f64, Homography)> = Vec::new();
     for ox in 0..=(9 - cols) {
         for oy in 0..=(9 - rows) {
-            let h = Homography::fit(&block(cols, rows, ox, oy), points)?;
-            scored.push((junctions(gray, &h)?, h));
+            let placed: Vec<(f64, f64)> = grid.iter().map(|&(i, j)| (i + f64::from(ox), j + f64::from(oy))).collect();
+            let h = refine(gray, Homography::fit(&placed, points)?)?;
+            let warped = margined(gray, &h)?;
+            scored.push((junction_score(&corners_of(&warped)?) - ring(&warped, gray, &h)?, h));
         }
     }
     scored.sort_by(|a, b| b.0.total_cmp(&a.0));
@@ -324,6 +359,17 @@ fn junction_score(corners: &[Corner]) -> f64 {
     (corners.iter().map(|c| c.contrast).sum::<f64>() / 49.0).abs()
 }
 
+/// The share of the X-junction contrast at the 49 inner corners of the board `units_to_image`
+/// puts in `gray` that alternates from corner to corner as a chessboard's does: near 1 on a
+/// board (pieces hide corners, but seldom turn them), near 1/2 on a grid whose lines are two
+/// squares apart.
+fn alternation(gray: &Mat, units_to_image: &Homography) -> Result<f64, BoardError> {
+    let corners = inner_corners(gray, units_to_image)?;
+    let all: f64 = corners.iter().map(|c| c.contrast.abs()).sum();
+    let net: f64 = corners.iter().map(|c| c.contrast).sum::<f64>().abs();
+    Ok(if all > 0.0 { (1.0 + net / all) / 2.0 } else { 0.0 })
+}
+
 /// An inner corner of the board's grid, as seen in an image.
 #[derive(Clone, Copy, Debug)]
 struct Corner {
@@ -335,10 +381,13 @@ struct Corner {
     contrast: f64,
 }
 
-/// The 49 inner corners of the board `units_to_image` puts in `gray`.
-fn inner_corners(gray: &Mat, units_to_image: &Homography) -> Result<Vec<Corner>, BoardError> {
+/// Pixels a square in [`margined`].
+const S: i32 = 24;
+
+/// The board `units_to_image` puts in `gray`, top-down, [`S`] pixels a square, with a square of
+/// margin all round (10 x 10 squares).
+fn margined(gray: &Mat, units_to_image: &Homography) -> Result<Mat, BoardError> {
     const N: i32 = 10;
-    const S: i32 = 24;
     // Warped pixel -> board units (one square of margin) -> image.
     let to_units = Homography([[1.0 / f64::from(S), 0.0, -1.0], [0.0, 1.0 / f64::from(S), -1.0], [0.0, 0.0, 1.0]]);
     let mat = Mat::from_slice_2d(&units_to_image.after(&to_units).0)?;
@@ -352,16 +401,62 @@ fn inner_corners(gray: &Mat, units_to_image: &Homography) -> Result<Vec<Corner>,
         opencv::core::BORDER_REPLICATE,
         opencv::core::Scalar::default(),
     )?;
-    let q = S / 3;
-    let mean = |x0: i32, y0: i32| -> Result<f64, BoardError> {
-        let mut sum = 0u32;
-        for y in y0..y0 + q {
-            for x in x0..x0 + q {
-                sum += u32::from(*warped.at_2d::<u8>(y, x)?);
-            }
+    Ok(warped)
+}
+
+/// The mean grey level of a `w` x `h` patch of a [`margined`] board at (`x0`, `y0`).
+fn patch(warped: &Mat, x0: i32, y0: i32, w: i32, h: i32) -> Result<f64, BoardError> {
+    let mut sum = 0u32;
+    for y in y0..y0 + h {
+        for x in x0..x0 + w {
+            sum += u32::from(*warped.at_2d::<u8>(y, x)?);
         }
-        Ok(f64::from(sum) / f64::from(q * q))
+    }
+    Ok(f64::from(sum) / f64::from(w * h))
+}
+
+/// How much chequer lies just outside the [`margined`] board `units_to_image` puts in `gray`, in
+/// grey levels: along each edge, the half squares beyond the eight edge squares, alternately
+/// added and taken away (half the light and dark squares' difference where a row of squares
+/// lies there), summed over the edges that lie inside the image. Near 0 beyond a board's edge
+/// (a border, the table); a grid placed a square short of the board leaves a row of squares
+/// there.
+fn ring(warped: &Mat, gray: &Mat, units_to_image: &Homography) -> Result<f64, BoardError> {
+    let h = S / 2;
+    let inside = |(u, v): (f64, f64)| {
+        let (x, y) = units_to_image.apply((u, v));
+        x >= 0.0 && y >= 0.0 && x < f64::from(gray.cols()) && y < f64::from(gray.rows())
     };
+    // Each edge's far corners, half a square out.
+    let ends = [[(0.0, -0.5), (8.0, -0.5)], [(0.0, 8.5), (8.0, 8.5)], [(-0.5, 0.0), (-0.5, 8.0)], [(8.5, 0.0), (8.5, 8.0)]];
+    let mut total = 0.0;
+    for edge in (0..4).filter(|&e| ends[e].iter().all(|&p| inside(p))) {
+        let mut sum = 0.0;
+        for k in 0..8 {
+            let along = (k + 1) * S;
+            let (x, y, w, ht) = match edge {
+                0 => (along, h, S, h),
+                1 => (along, 9 * S, S, h),
+                2 => (h, along, h, S),
+                _ => (9 * S, along, h, S),
+            };
+            let sign = if k % 2 == 0 { 1.0 } else { -1.0 };
+            sum += sign * patch(warped, x, y, w, ht)?;
+        }
+        total += (sum / 8.0).abs();
+    }
+    Ok(total)
+}
+
+/// The 49 inner corners of the board `units_to_image` puts in `gray`.
+fn inner_corners(gray: &Mat, units_to_image: &Homography) -> Result<Vec<Corner>, BoardError> {
+    corners_of(&margined(gray, units_to_image)?)
+}
+
+/// The 49 inner corners of a [`margined`] board.
+fn corners_of(warped: &Mat) -> Result<Vec<Corner>, BoardError> {
+    let q = S / 3;
+    let mean = |x0: i32, y0: i32| patch(warped, x0, y0, q, q);
     let mut out = Vec::with_capacity(49);
     for i in 1..=7 {
         for j in 1..=7 {
@@ -540,6 +635,50 @@ mod tests {
         // Marks a pixel or two off the corners are on the grid: kept as marked.
         let marked = grid.map(|p| Px { x: p.x + 1.5, y: p.y - 1.0 });
         assert_eq!(snap(&image, marked).unwrap(), marked);
+    }
+
+    #[test]
+    fn a_block_with_a_corner_pulled_off_by_a_piece_is_still_a_board() {
+        let outer = [(0.0, 0.0), (8.0, 0.0), (8.0, 8.0), (0.0, 8.0)];
+        let h = Homography::fit(&outer, &[(190.0, 60.0), (470.0, 80.0), (540.0, 430.0), (110.0, 410.0)]).unwrap();
+        let perfect: Vec<(f64, f64)> = block(7, 3, 1, 4).into_iter().map(|g| h.apply(g)).collect();
+        let square = 35.0;
+        // One corner a quarter of a square off, as a piece beside it pulls it: the other 20 are
+        // the block, on the lattice.
+        let mut pulled = perfect.clone();
+        pulled[7].0 += 0.27 * square;
+        let (grid, points) = on_lattice(&pulled, 7, 3).unwrap().expect("a board's block");
+        assert_eq!(grid.len(), 20);
+        assert!(!grid.contains(&(0.0, 1.0)) && !points.contains(&pulled[7]));
+        // Four corners off: more than a board's block shows; refused.
+        for k in [3, 7, 12, 18] {
+            pulled[k].1 += 0.3 * square;
+        }
+        assert!(on_lattice(&pulled, 7, 3).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_grid_whose_lines_are_two_squares_apart_does_not_alternate() {
+        let outer = [(0.0, 0.0), (8.0, 0.0), (8.0, 8.0), (0.0, 8.0)];
+        let truth = Homography::fit(&outer, &[(190.0, 60.0), (470.0, 80.0), (540.0, 430.0), (110.0, 410.0)]).unwrap();
+        let image = board_in_perspective(&truth, &[(2, 2), (3, 5), (6, 1), (4, 4)]);
+        assert!(alternation(&image, &truth).unwrap() > 0.95);
+        // Files two squares apart, as a detector's block can take them: every line it draws is
+        // one of the board's, yet neighbouring corners alike.
+        let stretched = truth.after(&Homography([[2.0, 0.0, -4.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]));
+        assert!(alternation(&image, &stretched).unwrap() < 0.8);
+    }
+
+    #[test]
+    fn a_grid_a_square_short_of_the_board_leaves_chequer_outside_it() {
+        let outer = [(0.0, 0.0), (8.0, 0.0), (8.0, 8.0), (0.0, 8.0)];
+        let truth = Homography::fit(&outer, &[(190.0, 60.0), (470.0, 80.0), (540.0, 430.0), (110.0, 410.0)]).unwrap();
+        let image = board_in_perspective(&truth, &[(2, 2), (3, 5), (6, 1), (4, 4)]);
+        let around = |h: &Homography| ring(&margined(&image, h).unwrap(), &image, h).unwrap();
+        // The squares are 210 and 60: a row of them outside reads about (210 - 60) / 2.
+        assert!(around(&truth) < 10.0, "{}", around(&truth));
+        let short = truth.after(&Homography([[1.0, 0.0, 1.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]));
+        assert!(around(&short) > 50.0, "{}", around(&short));
     }
 
     #[test]
