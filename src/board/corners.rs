@@ -86,9 +86,10 @@ const MIN_OUTLINE_AREA: f64 = 0.04;
 /// Outlines tried at most, largest first.
 const MAX_OUTLINES: usize = 8;
 
-/// Weakest mean X-junction contrast, in grey levels, of a grid taken from an outline: a board's
-/// squares alternate far more than this, a table's or a wall's texture far less.
-const MIN_OUTLINE_JUNCTIONS: f64 = 12.0;
+/// Weakest mean X-junction contrast, in grey levels, of a grid found without a detector's block
+/// (from an outline, or near corners marked by hand): a board's squares alternate far more than
+/// this, a table's or a wall's texture far less.
+const MIN_JUNCTIONS: f64 = 12.0;
 
 /// The playing area's outer corners in image order (top-left, top-right, bottom-right,
 /// bottom-left) in `image` (BGR or grey), or `None` if no board is found: the first grid found,
@@ -156,7 +157,7 @@ fn from_outlines(small: &Mat, all: bool) -> Result<Vec<[Px; 4]>, BoardError> {
                 best = Some((score, h));
             }
         }
-        if let Some((score, h)) = best.filter(|(s, _)| *s >= MIN_OUTLINE_JUNCTIONS) {
+        if let Some((score, h)) = best.filter(|(s, _)| *s >= MIN_JUNCTIONS) {
             scored.push((score, h));
         }
     }
@@ -234,7 +235,7 @@ pub fn snap(image: &Mat, marked: [Px; 4]) -> Result<[Px; 4], BoardError> {
         }
     }
     Ok(match best {
-        Some((score, h)) if score >= MIN_OUTLINE_JUNCTIONS && given < MISSED_GRID * score => {
+        Some((score, h)) if score >= MIN_JUNCTIONS && given < MISSED_GRID * score => {
             let grid = units(0.0).map(|p| {
                 let (x, y) = h.apply(p);
                 Px { x, y }
