@@ -5,7 +5,8 @@
 //! on the board's 9x9 grid lines at each offset, each placement refitted to every inner corner
 //! that shows an X-junction (not only the block's), and the one kept where the most X-junctions
 //! of a chessboard are seen at the 49 inner corners and the least chequer just outside the
-//! board. Several detector settings and image scales are tried in turn.
+//! board. Several detector settings and image scales are tried in turn, and a grid found in a
+//! shrunk picture is refitted in the full one.
 //!
 //! Where the detector finds no block (pieces on every band of ranks), the board's outline is
 //! used: the large four-sided contours of the image (a board's edge, the line around its playing
@@ -128,7 +129,16 @@ fn search(image: &Mat, all: bool) -> Result<Vec<[Px; 4]>, BoardError> {
             here.extend(from_outlines(&small, all)?);
         }
         for corners in here {
-            let corners = corners.map(|p| Px { x: p.x / scale, y: p.y / scale });
+            let mut corners = corners.map(|p| Px { x: p.x / scale, y: p.y / scale });
+            // Found in a shrunk picture: refitted in the full one, where the corners are sharper.
+            if scale < 1.0 {
+                let outer = [(0.0, 0.0), (8.0, 0.0), (8.0, 8.0), (0.0, 8.0)];
+                let h = refine(&gray, Homography::fit(&outer, &corners.map(|p| (p.x, p.y)))?)?;
+                corners = outer.map(|u| {
+                    let (x, y) = h.apply(u);
+                    Px { x, y }
+                });
+            }
             if !found.iter().any(|f| same_grid(f, &corners)) {
                 found.push(corners);
             }
