@@ -12,6 +12,9 @@
 //! used: the large four-sided contours of the image (a board's edge, the line around its playing
 //! area, the frame itself for a board that fills it), each tried with a printed border of several
 //! widths, refitted to the inner corners and kept when its X-junctions are those of a board.
+//! Where that fails too (a blurred board, pieces across its edge), the blocks refused for
+//! straying from a lattice by up to a third of a square are placed and refitted, and kept on the
+//! same test.
 //!
 //! [`candidates`] keeps every distinct grid it meets, across scales and placements whose
 //! junctions come close to the best, for a reader that can tell a chess position from a shifted
@@ -46,6 +49,11 @@ const UPSCALED_SIDE: f64 = 1024.0;
 
 /// The largest error, in squares, of a found block's corner against a perfect lattice.
 const MAX_LATTICE_ERROR: f64 = 0.15;
+/// The same for a block tried only where no board is found otherwise: on a blurred board, or
+/// one whose edge pieces stand across, the detector's corners can stray a third of a square,
+/// and the refit still pulls them onto the junctions. Such a block must then show a board's
+/// junctions ([`MIN_JUNCTIONS`]), as a grid found without a detector does.
+const LOOSE_LATTICE_ERROR: f64 = 0.35;
 /// The share of a found block's corners that must lie on a perfect lattice for it to be a
 /// board's: a 7 x 3 block may have two corners beside pieces, a 7 x 7 one four.
 const LATTICE_SHARE: f64 = 0.9;
@@ -113,41 +121,86 @@ fn search(image: &Mat, all: bool) -> Result<Vec<[Px; 4]>, BoardError> {
     let mut tried: Vec<f64> = Vec::new();
     let mut found: Vec<[Px; 4]> = Vec::new();
     let upscaled = (long < UPSCALED_SIDE).then_some(UPSCALED_SIDE / long);
+    let mut loose: Vec<(f64, Loose)> = Vec::new();
     for scale in SEARCH_SIDES.iter().map(|side| (side / long).min(1.0)).chain(upscaled) {
         if tried.contains(&scale) {
             continue;
         }
         tried.push(scale);
-        let mut small = Mat::default();
-        // Area averaging shrinks without aliasing; enlarging, it would repeat pixels.
-        let interpolation = if scale > 1.0 { imgproc::INTER_CUBIC } else { imgproc::INTER_AREA };
-        imgproc::resize(&gray, &mut small, Size::default(), scale, scale, interpolation)?;
-        let mut here = find_at(&small, all)?;
+        let small = scaled(&gray, scale)?;
+        let mut here = find_at(&small, all, &mut |block| loose.push((scale, block)))?;
         // Outlines where the detector finds no block; for every candidate, at the first scale
         // only: they hardly depend on it, and each costs refits.
         if (here.is_empty() && !all) || (all && tried.len() == 1) {
             here.extend(from_outlines(&small, all)?);
         }
         for corners in here {
-            let mut corners = corners.map(|p| Px { x: p.x / scale, y: p.y / scale });
-            // Found in a shrunk picture: refitted in the full one, where the corners are sharper.
-            if scale < 1.0 {
-                let outer = [(0.0, 0.0), (8.0, 0.0), (8.0, 8.0), (0.0, 8.0)];
-                let h = refine(&gray, Homography::fit(&outer, &corners.map(|p| (p.x, p.y)))?)?;
-                corners = outer.map(|u| {
-                    let (x, y) = h.apply(u);
-                    Px { x, y }
-                });
-            }
-            if !found.iter().any(|f| same_grid(f, &corners)) {
-                found.push(corners);
-            }
+            add(&mut found, &gray, corners, scale)?;
         }
         if !all && !found.is_empty() {
             break;
         }
     }
+    if found.is_empty() {
+        for (scale, (points, cols, rows)) in loose {
+            if let Some(h) = from_loose(&scaled(&gray, scale)?, &points, cols, rows)? {
+                add(&mut found, &gray, outer_of(&h), scale)?;
+                if !all {
+                    break;
+                }
+            }
+        }
+    }
     Ok(found)
+}
+
+/// A block the detector found that strays from a lattice by more than [`MAX_LATTICE_ERROR`] but
+/// not [`LOOSE_LATTICE_ERROR`]: its image points, columns and rows.
+type Loose = (Vec<(f64, f64)>, i32, i32);
+
+/// The board a [`Loose`] block in `small` (the image it was found in) shows, as board units to
+/// image: the block on its lattice within [`LOOSE_LATTICE_ERROR`], placed and refitted as
+/// [`place`] does, if its junctions alternate and are a board's.
+fn from_loose(small: &Mat, points: &[(f64, f64)], cols: i32, rows: i32) -> Result<Option<Homography>, BoardError> {
+    let Some((grid, points)) = on_lattice(points, cols, rows, LOOSE_LATTICE_ERROR)? else { return Ok(None) };
+    let Some(h) = place(small, &grid, &points, cols, rows)?.into_iter().next() else { return Ok(None) };
+    Ok((alternation(small, &h)? >= ALTERNATION && junctions(small, &h)? >= MIN_JUNCTIONS).then_some(h))
+}
+
+/// `gray` resized by `scale` for the search.
+fn scaled(gray: &Mat, scale: f64) -> Result<Mat, BoardError> {
+    let mut small = Mat::default();
+    // Area averaging shrinks without aliasing; enlarging, it would repeat pixels.
+    let interpolation = if scale > 1.0 { imgproc::INTER_CUBIC } else { imgproc::INTER_AREA };
+    imgproc::resize(gray, &mut small, Size::default(), scale, scale, interpolation)?;
+    Ok(small)
+}
+
+/// Adds the playing area `corners`, found in `gray` resized by `scale` (image order), to `found`
+/// in `gray`'s pixels unless it is there already. Found in a shrunk picture, it is refitted in
+/// the full one, where the corners are sharper.
+fn add(found: &mut Vec<[Px; 4]>, gray: &Mat, corners: [Px; 4], scale: f64) -> Result<(), BoardError> {
+    let mut corners = corners.map(|p| Px { x: p.x / scale, y: p.y / scale });
+    if scale < 1.0 {
+        let outer = [(0.0, 0.0), (8.0, 0.0), (8.0, 8.0), (0.0, 8.0)];
+        let h = refine(gray, Homography::fit(&outer, &corners.map(|p| (p.x, p.y)))?)?;
+        corners = outer.map(|u| {
+            let (x, y) = h.apply(u);
+            Px { x, y }
+        });
+    }
+    if !found.iter().any(|f| same_grid(f, &corners)) {
+        found.push(corners);
+    }
+    Ok(())
+}
+
+/// The playing area, in image order, that `units_to_image` puts in the image.
+fn outer_of(units_to_image: &Homography) -> [Px; 4] {
+    image_order([(0.0, 0.0), (8.0, 0.0), (8.0, 8.0), (0.0, 8.0)].map(|p| {
+        let (x, y) = units_to_image.apply(p);
+        Px { x, y }
+    }))
 }
 
 /// Grids taken from the board's outline in an image scaled for the search: for each large
@@ -173,16 +226,7 @@ fn from_outlines(small: &Mat, all: bool) -> Result<Vec<[Px; 4]>, BoardError> {
     }
     scored.sort_by(|a, b| b.0.total_cmp(&a.0));
     let keep = if all { scored.len() } else { 1 };
-    Ok(scored
-        .into_iter()
-        .take(keep)
-        .map(|(_, h)| {
-            image_order([(0.0, 0.0), (8.0, 0.0), (8.0, 8.0), (0.0, 8.0)].map(|p| {
-                let (x, y) = h.apply(p);
-                Px { x, y }
-            }))
-        })
-        .collect())
+    Ok(scored.iter().take(keep).map(|(_, h)| outer_of(h)).collect())
 }
 
 /// The large convex four-sided contours of a grey image (edges, then polygons), largest first,
@@ -267,7 +311,8 @@ fn same_grid(a: &[Px; 4], b: &[Px; 4]) -> bool {
 
 /// The boards in an image already scaled for the search, in its pixels: the first block the
 /// detector finds, at its best placement (and, with `all`, at every placement close to it).
-fn find_at(small: &Mat, all: bool) -> Result<Vec<[Px; 4]>, BoardError> {
+/// Blocks refused as off their lattice but within [`LOOSE_LATTICE_ERROR`] of it go to `loose`.
+fn find_at(small: &Mat, all: bool, loose: &mut impl FnMut(Loose)) -> Result<Vec<[Px; 4]>, BoardError> {
     for flags in FLAGS {
         for (cols, rows) in PATTERNS {
             let mut found = Vector::<Point2f>::new();
@@ -275,7 +320,10 @@ fn find_at(small: &Mat, all: bool) -> Result<Vec<[Px; 4]>, BoardError> {
                 continue;
             }
             let points: Vec<(f64, f64)> = found.iter().map(|p| (f64::from(p.x), f64::from(p.y))).collect();
-            let Some((grid, points)) = on_lattice(&points, cols, rows)? else {
+            let Some((grid, points)) = on_lattice(&points, cols, rows, MAX_LATTICE_ERROR)? else {
+                if on_lattice(&points, cols, rows, LOOSE_LATTICE_ERROR)?.is_some() {
+                    loose((points, cols, rows));
+                }
                 continue;
             };
             let placements = place(small, &grid, &points, cols, rows)?;
@@ -283,15 +331,7 @@ fn find_at(small: &Mat, all: bool) -> Result<Vec<[Px; 4]>, BoardError> {
                 continue;
             }
             let keep = if all { placements.len() } else { 1 };
-            let mut out = Vec::new();
-            for h in placements.into_iter().take(keep) {
-                let outer = [(0.0, 0.0), (8.0, 0.0), (8.0, 8.0), (0.0, 8.0)].map(|p| {
-                    let (x, y) = h.apply(p);
-                    Px { x, y }
-                });
-                out.push(image_order(outer));
-            }
-            return Ok(out);
+            return Ok(placements.iter().take(keep).map(outer_of).collect());
         }
     }
     Ok(Vec::new())
@@ -309,14 +349,14 @@ type Block = (Vec<(f64, f64)>, Vec<(f64, f64)>);
 /// The corners of a found `cols` x `rows` block that lie on one perfect lattice, as grid
 /// coordinates (the block's first corner at 0, 0) and image points: the lattice is fitted to
 /// them all, and the corner furthest from it left out and the lattice refitted until every
-/// corner left lies within [`MAX_LATTICE_ERROR`] of it. Where fewer than [`LATTICE_SHARE`] of
+/// corner left lies within `max_error` squares of it. Where fewer than [`LATTICE_SHARE`] of
 /// the block are left, `None`: the block is no board's. A piece beside a corner can pull the
 /// detector's estimate of it a quarter of a square off; the rest of the block still lies on the
 /// lattice. (Leaving out the worst, not sampling as RANSAC does, gives the same answer whatever
 /// was fitted before.)
-fn on_lattice(points: &[(f64, f64)], cols: i32, rows: i32) -> Result<Option<Block>, BoardError> {
+fn on_lattice(points: &[(f64, f64)], cols: i32, rows: i32, max_error: f64) -> Result<Option<Block>, BoardError> {
     let last = points[(cols - 1) as usize];
-    let tolerance = MAX_LATTICE_ERROR * (last.0 - points[0].0).hypot(last.1 - points[0].1) / f64::from(cols - 1);
+    let tolerance = max_error * (last.0 - points[0].0).hypot(last.1 - points[0].1) / f64::from(cols - 1);
     let (mut grid, mut points) = (block(cols, rows, 0, 0), points.to_vec());
     let least = (LATTICE_SHARE * grid.len() as f64).ceil() as usize;
     while grid.len() >= least {
@@ -658,14 +698,34 @@ mod tests {
         // the block, on the lattice.
         let mut pulled = perfect.clone();
         pulled[7].0 += 0.27 * square;
-        let (grid, points) = on_lattice(&pulled, 7, 3).unwrap().expect("a board's block");
+        let (grid, points) = on_lattice(&pulled, 7, 3, MAX_LATTICE_ERROR).unwrap().expect("a board's block");
         assert_eq!(grid.len(), 20);
         assert!(!grid.contains(&(0.0, 1.0)) && !points.contains(&pulled[7]));
         // Four corners off: more than a board's block shows; refused.
         for k in [3, 7, 12, 18] {
             pulled[k].1 += 0.3 * square;
         }
-        assert!(on_lattice(&pulled, 7, 3).unwrap().is_none());
+        assert!(on_lattice(&pulled, 7, 3, MAX_LATTICE_ERROR).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_block_straying_a_third_of_a_square_is_refitted_onto_the_board_and_only_onto_one() {
+        let outer = [(0.0, 0.0), (8.0, 0.0), (8.0, 8.0), (0.0, 8.0)];
+        let truth = Homography::fit(&outer, &[(190.0, 60.0), (470.0, 80.0), (540.0, 430.0), (110.0, 410.0)]).unwrap();
+        let image = board_in_perspective(&truth, &[(2, 2), (3, 5), (6, 1), (4, 4)]);
+        // A 7 x 3 block as a detector returns it from a blurred board: five corners (more than a
+        // tenth) pulled a quarter to a third of a square off, each its own way.
+        let mut block_points: Vec<(f64, f64)> = block(7, 3, 1, 4).into_iter().map(|g| truth.apply(g)).collect();
+        for (k, (dx, dy)) in [(2, (9.0, 0.0)), (6, (-8.0, 6.0)), (9, (0.0, -10.0)), (15, (7.0, 7.0)), (19, (-10.0, 0.0))] {
+            block_points[k].0 += dx;
+            block_points[k].1 += dy;
+        }
+        assert!(on_lattice(&block_points, 7, 3, MAX_LATTICE_ERROR).unwrap().is_none());
+        let h = from_loose(&image, &block_points, 7, 3).unwrap().expect("the board");
+        assert!(worst_corner_error(&h, &truth) < 0.1, "{}", worst_corner_error(&h, &truth));
+        // The same block over a plain table shows no board's junctions: refused.
+        let table = Mat::new_rows_cols_with_default(480, 640, opencv::core::CV_8UC1, opencv::core::Scalar::all(128.0)).unwrap();
+        assert!(from_loose(&table, &block_points, 7, 3).unwrap().is_none());
     }
 
     #[test]
