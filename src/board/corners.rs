@@ -436,47 +436,37 @@ fn junction_score(corners: &[Corner]) -> f64 {
 /// them: its junctions alternate as a chessboard's ([`alternation`]) and none show between its
 /// lines ([`between_lines`]).
 fn a_board_lattice(gray: &Mat, units_to_image: &Homography) -> Result<bool, BoardError> {
-    Ok(alternation(gray, units_to_image)? >= ALTERNATION && between_lines(gray, units_to_image)? < BETWEEN_LINES)
+    let warped = margined(gray, units_to_image)?;
+    Ok(alternation(&warped)? >= ALTERNATION && between_lines(&warped)? < BETWEEN_LINES)
 }
 
-/// The share of the X-junction contrast at the 49 inner corners of the board `units_to_image`
-/// puts in `gray` that alternates from corner to corner as a chessboard's does: near 1 on a
-/// board (pieces hide corners, but seldom turn them), near 1/2 on a grid whose lines are two
-/// squares apart.
-fn alternation(gray: &Mat, units_to_image: &Homography) -> Result<f64, BoardError> {
-    let corners = inner_corners(gray, units_to_image)?;
+/// The share of the X-junction contrast at the 49 inner corners of a [`margined`] board that
+/// alternates from corner to corner as a chessboard's does: near 1 on a board (pieces hide
+/// corners, but seldom turn them), near 1/2 on a grid whose lines are two squares apart.
+fn alternation(warped: &Mat) -> Result<f64, BoardError> {
+    let corners = corners_of(warped)?;
     let all: f64 = corners.iter().map(|c| c.contrast.abs()).sum();
     let net: f64 = corners.iter().map(|c| c.contrast).sum::<f64>().abs();
     Ok(if all > 0.0 { (1.0 + net / all) / 2.0 } else { 0.0 })
 }
 
-/// The strongest X-junction contrast seen between the grid lines of the board `units_to_image`
-/// puts in `gray`, as a share of that at the 49 inner corners: for each point a half or a third
+/// The strongest X-junction contrast seen between the grid lines of a [`margined`] board, as a
+/// share of that at its 49 inner corners: for each point a half or a third
 /// of a square along (every offset (a/d, b/d), d = 2 or 3, off the lines' crossings), the mean
 /// absolute contrast at it in each square, the largest of these over the corners'. Near 0 on a
 /// board, whose square centres and edge midpoints show none; near 1 on a grid whose lines skip
 /// some of the board's, as a sheared one can (its lines one square apart one way and two the
 /// other, along a diagonal: it alternates as a board does), since the board's other crossings
 /// then fall at those offsets.
-fn between_lines(gray: &Mat, units_to_image: &Homography) -> Result<f64, BoardError> {
-    let warped = margined(gray, units_to_image)?;
-    let q = S / 3;
-    let mean = |x0: i32, y0: i32| patch(&warped, x0, y0, q, q);
-    let contrast = |x: i32, y: i32| -> Result<f64, BoardError> { Ok(((mean(x - q, y - q)? + mean(x, y)?) - (mean(x, y - q)? + mean(x - q, y)?)).abs() / 2.0) };
-    let mut on = 0.0;
-    for i in 1..=7 {
-        for j in 1..=7 {
-            on += contrast((i + 1) * S, (j + 1) * S)?;
-        }
-    }
-    let on = on / 49.0;
+fn between_lines(warped: &Mat) -> Result<f64, BoardError> {
+    let on = corners_of(warped)?.iter().map(|c| c.contrast.abs()).sum::<f64>() / 49.0;
     let mut between: f64 = 0.0;
     for d in [2, 3] {
         for (a, b) in (0..d).flat_map(|a| (0..d).map(move |b| (a, b))).filter(|&ab| ab != (0, 0)) {
             let mut sum = 0.0;
             for i in 0..8 {
                 for j in 0..8 {
-                    sum += contrast((i + 1) * S + a * S / d, (j + 1) * S + b * S / d)?;
+                    sum += junction_at(warped, (i + 1) * S + a * S / d, (j + 1) * S + b * S / d)?.abs();
                 }
             }
             between = between.max(sum / 64.0);
@@ -570,18 +560,22 @@ fn inner_corners(gray: &Mat, units_to_image: &Homography) -> Result<Vec<Corner>,
 
 /// The 49 inner corners of a [`margined`] board.
 fn corners_of(warped: &Mat) -> Result<Vec<Corner>, BoardError> {
-    let q = S / 3;
-    let mean = |x0: i32, y0: i32| patch(warped, x0, y0, q, q);
     let mut out = Vec::with_capacity(49);
     for i in 1..=7 {
         for j in 1..=7 {
-            let (x, y) = ((i + 1) * S, (j + 1) * S);
-            let (tl, tr, br, bl) = (mean(x - q, y - q)?, mean(x, y - q)?, mean(x, y)?, mean(x - q, y)?);
-            let contrast = (tl + br) / 2.0 - (tr + bl) / 2.0;
+            let contrast = junction_at(warped, (i + 1) * S, (j + 1) * S)?;
             out.push(Corner { lines: (i, j), contrast: if (i + j) % 2 == 0 { contrast } else { -contrast } });
         }
     }
     Ok(out)
+}
+
+/// The X-junction contrast at (`x`, `y`) of a [`margined`] board: the mean of the top-left and
+/// bottom-right patches a third of a square wide less that of the other two.
+fn junction_at(warped: &Mat, x: i32, y: i32) -> Result<f64, BoardError> {
+    let q = S / 3;
+    let mean = |x0: i32, y0: i32| patch(warped, x0, y0, q, q);
+    Ok((mean(x - q, y - q)? + mean(x, y)?) / 2.0 - (mean(x, y - q)? + mean(x - q, y)?) / 2.0)
 }
 
 /// Refits the grid (board units to image) to the inner corners it predicts: those showing a
@@ -797,11 +791,11 @@ mod tests {
         let outer = [(0.0, 0.0), (8.0, 0.0), (8.0, 8.0), (0.0, 8.0)];
         let truth = Homography::fit(&outer, &[(190.0, 60.0), (470.0, 80.0), (540.0, 430.0), (110.0, 410.0)]).unwrap();
         let image = board_in_perspective(&truth, &[(2, 2), (3, 5), (6, 1), (4, 4)]);
-        assert!(alternation(&image, &truth).unwrap() > 0.95);
+        assert!(alternation(&margined(&image, &truth).unwrap()).unwrap() > 0.95);
         // Files two squares apart, as a detector's block can take them: every line it draws is
         // one of the board's, yet neighbouring corners alike.
         let stretched = truth.after(&Homography([[2.0, 0.0, -4.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]));
-        assert!(alternation(&image, &stretched).unwrap() < 0.8);
+        assert!(alternation(&margined(&image, &stretched).unwrap()).unwrap() < 0.8);
     }
 
     #[test]
@@ -809,14 +803,14 @@ mod tests {
         let outer = [(0.0, 0.0), (8.0, 0.0), (8.0, 8.0), (0.0, 8.0)];
         let truth = Homography::fit(&outer, &[(190.0, 60.0), (470.0, 80.0), (540.0, 430.0), (110.0, 410.0)]).unwrap();
         let image = board_in_perspective(&truth, &[(2, 2), (3, 5), (6, 1), (4, 4)]);
-        assert!(between_lines(&image, &truth).unwrap() < 0.25, "{}", between_lines(&image, &truth).unwrap());
+        assert!(between_lines(&margined(&image, &truth).unwrap()).unwrap() < 0.25, "{}", between_lines(&margined(&image, &truth).unwrap()).unwrap());
         assert!(a_board_lattice(&image, &truth).unwrap());
         // Lines one square apart one way and two the other, along a diagonal: every crossing is
         // one of the board's and they alternate, but the board's other crossings lie at the
         // centres of its cells.
         let sheared = truth.after(&Homography([[1.0, 1.0, -4.0], [0.0, 2.0, -4.0], [0.0, 0.0, 1.0]]));
-        assert!(alternation(&image, &sheared).unwrap() > 0.95);
-        assert!(between_lines(&image, &sheared).unwrap() > 0.7, "{}", between_lines(&image, &sheared).unwrap());
+        assert!(alternation(&margined(&image, &sheared).unwrap()).unwrap() > 0.95);
+        assert!(between_lines(&margined(&image, &sheared).unwrap()).unwrap() > 0.7, "{}", between_lines(&margined(&image, &sheared).unwrap()).unwrap());
         assert!(!a_board_lattice(&image, &sheared).unwrap());
     }
 
