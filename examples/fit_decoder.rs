@@ -168,6 +168,7 @@ fn decoded(clip: &Clip, readings: &[Reading], opts: Options) -> Vec<String> {
     out.into_iter()
         .filter_map(|o| match o {
             Decoded::Move(m) => Some(m.mv.to_uci(CastlingMode::Standard).to_string()),
+            Decoded::Unfinished { mv, .. } => mv.as_ref().map(|m| m.mv.to_uci(CastlingMode::Standard).to_string()),
             Decoded::Correction { .. } => None,
         })
         .collect()

@@ -23,6 +23,9 @@ const HAND_SEEN: f32 = 0.5;
 /// `sets` brings sets learnt again, used from the next frame on. One frame at a time: batches
 /// were no faster on two cores and held four times the model's working memory.
 pub(super) fn run(mut model: Model, quiet: Arc<Quiet>, frames: Receiver<Prepared>, sets: Receiver<SetCorrection>, out: Sender<Analysed>) -> Result<(), PipelineError> {
+    // However this stage ends (the frames done, a failure, a panic), the prepare stage stops
+    // waiting for its readings.
+    let _ended = Ended(&quiet);
     for p in frames.iter() {
         if let Some(set) = sets.try_iter().last() {
             model.set_correction(Some(set))?;
@@ -53,6 +56,15 @@ fn relook(model: &mut Model, image: &Mat, corners: [Px; 4]) -> Option<Vec<Look>>
             tracing::warn!("the set is not learnt again after the board moved: {e}");
             None
         }
+    }
+}
+
+/// Tells `Quiet` the model's stage ended, when dropped.
+struct Ended<'a>(&'a Quiet);
+
+impl Drop for Ended<'_> {
+    fn drop(&mut self) {
+        self.0.end();
     }
 }
 

@@ -433,8 +433,8 @@ const SURE: f64 = 0.99;
 fn decide(mut game: Game, readings: crossbeam_channel::Receiver<Analysed>, out: crossbeam_channel::Sender<Outcome>) {
     let (early, start, said) = read_start(&game, &readings);
     let mut said = Some((said, (start != game.start).then(|| start.clone())));
-    let lag = if game.live { read::Options::LIVE_LAG_S } else { read::Options::OFFLINE_LAG_S };
-    let mut decoder = Decoder::new(start.clone(), read::Options::with_lag(lag));
+    let options = if game.live { read::Options::with_lag(read::Options::LIVE_LAG_S) } else { read::Options::default() };
+    let mut decoder = Decoder::new(start.clone(), options);
     let mut tracker = Tracker::new(start.board().clone(), track::Options::default());
     let mut reconciler = Reconciler::new(Engine::new(start, game.rules), game.declarations);
     let mut recent: std::collections::VecDeque<(f64, u64)> = std::collections::VecDeque::new();
@@ -469,9 +469,11 @@ fn decide(mut game: Game, readings: crossbeam_channel::Receiver<Analysed>, out: 
         let moves = split(decoded, &mut records);
         let latency = (!events.is_empty() || !moves.is_empty()).then(|| a.at.elapsed().as_secs_f64());
         let settled = reconciler.push(events, moves, a.t, tracker.flushed(), &mut records);
-        if let Some((board, turn)) = settled.resync {
-            tracker = Tracker::new(board, track::Options::default());
-            tracker.expect(turn);
+        // The tracker starts again from the position the decoder reads now: offline a move goes
+        // out once final, when the game may have gone on past it.
+        if settled.resync {
+            tracker = Tracker::new(decoder.position().board().clone(), track::Options::default());
+            tracker.expect(decoder.position().turn());
         }
         let outcome = Outcome {
             end: false,
@@ -534,6 +536,10 @@ fn split(decoded: Vec<Decoded>, records: &mut Vec<Record>) -> Vec<read::DecodedM
         match d {
             Decoded::Move(m) => moves.push(m),
             Decoded::Correction { t, text } => records.push(Record::Warning(rules::Warning { t, text })),
+            Decoded::Unfinished { t, text, mv } => {
+                records.push(Record::Warning(rules::Warning { t, text }));
+                moves.extend(mv);
+            }
         }
     }
     moves

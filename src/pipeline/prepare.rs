@@ -3,8 +3,7 @@
 //! overlay or the evidence need, and watches for the board or camera moving. It runs in its own
 //! thread, so warping one frame overlaps the model reading the one before.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
 use crossbeam_channel::{Receiver, Sender};
@@ -24,19 +23,43 @@ const GLANCE: Layout = Layout { square: 8, margin: 4 };
 
 /// What the model's stage last saw of the hands: whether its latest reading showed none over
 /// the playing area, and of which frame, so the prepare stage, which may run many frames ahead
-/// of the model, trusts it only for the frame it last sent to be read.
+/// of the model, trusts it only for the frame it last sent to be read. Offline the prepare
+/// stage waits for that reading, so what it decides (a drift check's frame) depends on the
+/// footage alone, never on which thread ran ahead; live it does not wait.
 #[derive(Debug, Default)]
-pub(super) struct Quiet(AtomicU64);
+pub(super) struct Quiet {
+    state: Mutex<Seen>,
+    changed: Condvar,
+}
+
+/// The last frame the model read, and whether it showed a hand; whether the model's stage ended.
+#[derive(Debug, Default)]
+struct Seen {
+    read: Option<(u64, bool)>,
+    ended: bool,
+}
 
 impl Quiet {
     /// The model read frame `index`, and saw a hand over the playing area or not.
     pub(super) fn read(&self, index: u64, hands: bool) {
-        self.0.store(if hands { 0 } else { index + 1 }, Ordering::Relaxed);
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner).read = Some((index, hands));
+        self.changed.notify_all();
     }
 
-    /// Whether the model has read frame `index` and saw no hand over the playing area.
-    fn at(&self, index: u64) -> bool {
-        self.0.load(Ordering::Relaxed) == index + 1
+    /// The model's stage reads no more frames.
+    pub(super) fn end(&self) {
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner).ended = true;
+        self.changed.notify_all();
+    }
+
+    /// Whether the model has read frame `index` and saw no hand over the playing area; with
+    /// `wait`, once it has read that frame (or stopped reading).
+    fn at(&self, index: u64, wait: bool) -> bool {
+        let mut seen = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        while wait && !seen.ended && seen.read.is_none_or(|(i, _)| i < index) {
+            seen = self.changed.wait(seen).unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+        seen.read == Some((index, false))
     }
 }
 
@@ -96,6 +119,8 @@ pub(super) struct Preparer {
     with_set: bool,
     /// The frame and corners of the last re-calibration, until passed on.
     relearn: Option<(Mat, [Px; 4])>,
+    /// Frames come from a live source: the model's readings are not waited for.
+    live: bool,
 }
 
 impl Preparer {
@@ -117,6 +142,7 @@ impl Preparer {
             quiet,
             with_set: config.set.is_some(),
             relearn: None,
+            live: config.live,
         }
     }
 
@@ -152,8 +178,9 @@ impl Preparer {
             } else {
                 View::Skipped
             };
-            if self.watch.is_none() && self.quiet() {
-                // The first quiet frame is the drift check's reference.
+            if self.watch.is_none() && moved != Some(true) && self.quiet() {
+                // The first quiet frame (nothing moved since a reading that showed no hand) is
+                // the drift check's reference.
                 self.watch = Some(Watch::new(self.calibration.clone(), &frame.image)?);
                 self.last_check = frame.t;
             }
@@ -180,7 +207,7 @@ impl Preparer {
     /// Whether the model has read the last frame sent to it and saw no hand over the playing
     /// area: with the gate seeing nothing move since, the grid is in plain view.
     fn quiet(&self) -> bool {
-        self.last_read.is_some_and(|i| self.quiet.at(i))
+        self.last_read.is_some_and(|i| self.quiet.at(i, !self.live))
     }
 
     /// The full warp of `frame`, through the warper prepared for its size.
@@ -218,7 +245,7 @@ impl Preparer {
     /// calibration says; re-calibrates when it moved. Returns a warning to record.
     fn check_drift(&mut self, frame: &Frame) -> Result<Option<String>, PipelineError> {
         let Some(watch) = &self.watch else { return Ok(None) };
-        if !self.quiet() || frame.t - self.last_check < DRIFT_EVERY_S {
+        if frame.t - self.last_check < DRIFT_EVERY_S || !self.quiet() {
             return Ok(None);
         }
         self.last_check = frame.t;

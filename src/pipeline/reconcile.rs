@@ -11,7 +11,7 @@
 
 use std::collections::VecDeque;
 
-use shakmaty::{Board, Color, Move, Position, Square};
+use shakmaty::{Move, Position, Square};
 
 use crate::events::{Action, Event, Hand};
 use crate::read::DecodedMove;
@@ -42,8 +42,8 @@ const UNDER_WAY_S: f64 = 8.0;
 pub struct Outcome {
     /// The events the engine took, as it took them.
     pub events: Vec<Event>,
-    /// The board the tracker must start again from, where its events did not make the move.
-    pub resync: Option<(Board, Color)>,
+    /// The tracker's events did not make a move: it must start again from the board.
+    pub resync: bool,
 }
 
 /// The engine, fed the tracker's events once the decoder has said which move they make.
@@ -175,7 +175,7 @@ impl Reconciler {
         // What the tracker dated up to the move's own last event is of a board it misread.
         let settled = self.settled;
         self.events.retain(|e| e.t > settled);
-        outcome.resync = Some((after.board().clone(), after.turn()));
+        outcome.resync = true;
     }
 }
 
@@ -223,7 +223,7 @@ fn own_events(m: &DecodedMove, hand: Option<Hand>, earliest: f64) -> Vec<Event> 
 mod tests {
     use super::*;
     use crate::rules::Options;
-    use shakmaty::{Chess, Role};
+    use shakmaty::{Chess, Color, Role};
 
     fn decoded(before: &Chess, mv: Move, began: f64, t: f64) -> DecodedMove {
         DecodedMove { mv, before: before.clone(), illegal: false, began, t, conf: 0.99 }
@@ -244,7 +244,7 @@ mod tests {
         let mut records = Vec::new();
         let out = r.push(vec![ev(1.0, Action::Lift(Square::E2), w1), ev(1.5, Action::Release(Square::E4), w1)], vec![decoded(&start, e4, 1.0, 1.5)], 2.0, 2.5, &mut records);
         assert_eq!(out.events.len(), 2);
-        assert!(out.resync.is_none());
+        assert!(!out.resync);
         // Black's lift completes White's move.
         let out = r.finish(vec![ev(3.0, Action::Lift(Square::E7), b1)], vec![], &mut records);
         assert_eq!(out.events.len(), 1);
@@ -266,9 +266,8 @@ mod tests {
         let out = r.push(vec![shadow], vec![decoded(&start, e4, 1.0, 1.5)], 2.0, 2.5, &mut records);
         assert_eq!(out.events.iter().map(|e| e.action).collect::<Vec<_>>(), [Action::Lift(Square::E2), Action::Release(Square::E4)]);
         assert_eq!(out.events[0].hand, w1);
-        let (board, turn) = out.resync.expect("the tracker starts again");
-        assert_eq!(turn, Color::Black);
-        assert_eq!(board.piece_at(Square::E4), Some(Color::White.pawn()));
+        assert!(out.resync, "the tracker starts again");
+        assert_eq!(r.engine.board().piece_at(Square::E4), Some(Color::White.pawn()));
         let mut records2 = Vec::new();
         let mut engine = r.engine.clone();
         engine.finish(&mut records2);

@@ -10,10 +10,11 @@
 //! move, a piece held with no hand in view). The cheapest history wins, Viterbi-style, so a
 //! misread that a later reading contradicts is outvoted rather than followed.
 //!
-//! A move goes out (fixed lag) once the history holding it has led for [`Options::lag_s`] and no
-//! hand covers its squares. Its times are those at which that history first showed it begun and
-//! done. A move that led for the lag and then lost the lead before going out is a correction,
-//! said as a [`Decoded::Correction`].
+//! A move goes out once it is final ([`Commit::Final`], offline: every hypothesis alive holds
+//! it, capped in time and in moves waiting) or after a short lag with no hand over its squares
+//! ([`Commit::Lag`], live). Its times are those at which that history first showed it begun and
+//! done. Live, a move that led for the lag and then lost the lead before going out is a
+//! correction, said as a [`Decoded::Correction`].
 
 pub mod hypothesis;
 pub mod observe;
@@ -85,9 +86,8 @@ pub struct Options {
     pub params: Params,
     /// What moves cost.
     pub costs: Costs,
-    /// Seconds a move must lead, no hand over its squares, before it goes out. `live` uses
-    /// [`Options::LIVE_LAG_S`], `analyse` [`Options::OFFLINE_LAG_S`].
-    pub lag_s: f64,
+    /// When a move goes out: `analyse` once it is final, `live` after a short lag.
+    pub commit: Commit,
     /// Most hypotheses kept.
     pub beam: usize,
     /// Hypotheses this many nats worse than the best are dropped.
@@ -98,21 +98,46 @@ pub struct Options {
     pub skip_gap_s: f64,
 }
 
+/// When a move goes out.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Commit {
+    /// Once it has led for this many seconds (and as many independent looks as video gives in
+    /// that time) with no hand over its squares: `live`, where a broadcast waits.
+    Lag(f64),
+    /// Once it is final: every hypothesis still alive holds it (the beam has coalesced on it)
+    /// and no hand is over its squares (a hand there may still change it: a promotion's piece
+    /// exchanged), or at the end of the input. `analyse` and `eval` have the whole recording. An ambiguity
+    /// that lasts is capped: a move that has led for `patience_s`, no hand over its squares, goes
+    /// out as the leading history has it, and so does the oldest of more than
+    /// [`MOST_PENDING`] moves not out.
+    Final {
+        /// Seconds a leading move may wait for the beam to coalesce on it.
+        patience_s: f64,
+    },
+}
+
 impl Options {
     /// The lag `live` runs with: a move goes out about this long after the hand leaves it.
     pub const LIVE_LAG_S: f64 = 0.15;
-    /// The lag `analyse` runs with: time for a misread to be outvoted before a move is final.
-    pub const OFFLINE_LAG_S: f64 = 1.0;
+    /// How long `analyse` lets a leading move wait to become final.
+    pub const PATIENCE_S: f64 = 60.0;
 
-    /// The defaults with `lag_s`.
+    /// The defaults, a move going out after a lag of `lag_s` (see [`Commit::Lag`]).
     pub fn with_lag(lag_s: f64) -> Options {
-        Options { lag_s, ..Options::default() }
+        Options { commit: Commit::Lag(lag_s), ..Options::default() }
     }
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { params: Params::default(), costs: Costs::default(), lag_s: Options::OFFLINE_LAG_S, beam: 200, margin: 30.0, skip_gap_s: 0.4 }
+        Options {
+            params: Params::default(),
+            costs: Costs::default(),
+            commit: Commit::Final { patience_s: Options::PATIENCE_S },
+            beam: 200,
+            margin: 30.0,
+            skip_gap_s: 0.4,
+        }
     }
 }
 
@@ -146,6 +171,16 @@ impl DecodedMove {
 pub enum Decoded {
     /// The next move of the game.
     Move(DecodedMove),
+    /// The input ended in the middle of a move: the move, where the board shows which, and
+    /// what to say of it.
+    Unfinished {
+        /// The end of the input.
+        t: f64,
+        /// What the board shows, in words.
+        text: String,
+        /// The move under way, where the board shows which (a piece set on its new square).
+        mv: Option<DecodedMove>,
+    },
     /// A move that led was replaced by another reading of the game before it went out.
     Correction {
         /// When the other reading took the lead.
@@ -181,6 +216,9 @@ pub struct Decoder {
     moves: HashMap<u64, Arc<Vec<Transition>>>,
     /// When a hand last covered each square.
     covered: [f64; 64],
+    /// Each square's likeliest class as last read (none under a hand), and since when it has
+    /// read so.
+    views: [(Option<usize>, f64); 64],
 }
 
 /// Seconds after a hand covered a square during which a piece may have been set there.
@@ -189,6 +227,14 @@ const REACHED_S: f64 = 5.0;
 /// Squares under hands and arms from which a reading does not show the board: half of it
 /// (someone leaning over the board, not a hand making a move).
 const HIDDEN: usize = 32;
+
+/// The confidence of a move put out unfinished ([`Decoded::Unfinished`]): no ruling rests on
+/// it alone.
+const UNFINISHED_CONF: f32 = 0.5;
+
+/// The most moves of the leading history that wait to become final ([`Commit::Final`]): past
+/// it, the oldest goes out as the leading history has it.
+pub const MOST_PENDING: usize = 16;
 
 /// The most moves read between two readings after a gap ([`Options::skip_gap_s`]).
 const BRIDGE_PLIES: usize = 8;
@@ -205,7 +251,7 @@ const BRIDGE_KEPT: usize = 8;
 impl Decoder {
     /// A decoder for a game starting from `start`.
     pub fn new(start: Chess, opts: Options) -> Decoder {
-        Decoder { opts, beam: vec![Node::start(start)], out: None, leading: Vec::new(), last_t: f64::NEG_INFINITY, seen_t: f64::NEG_INFINITY, shown_last: false, moves: HashMap::new(), covered: [f64::NEG_INFINITY; 64] }
+        Decoder { opts, beam: vec![Node::start(start)], out: None, leading: Vec::new(), last_t: f64::NEG_INFINITY, seen_t: f64::NEG_INFINITY, shown_last: false, moves: HashMap::new(), covered: [f64::NEG_INFINITY; 64], views: [(None, f64::NEG_INFINITY); 64] }
     }
 
     /// The board the leading hypothesis shows now (a state in the middle of a move included).
@@ -244,7 +290,8 @@ impl Decoder {
         let dt = t - self.last_t;
         let unseen = t - self.seen_t;
         self.last_t = t;
-        let ev = Evidence::new(reading, dt, &self.opts.params);
+        let still = self.stillness(reading);
+        let ev = Evidence::with_stillness(reading, dt, &still, &self.opts.params);
         self.step(&ev, t, unseen);
         self.shown_last = ev.covered.count() < HIDDEN;
         if self.shown_last {
@@ -257,6 +304,20 @@ impl Decoder {
         self.emit(t, Some(&ev), out);
     }
 
+    /// How long each square's reading has stood unchanged at `reading` (its likeliest class the
+    /// same, no hand over it), in seconds.
+    fn stillness(&mut self, reading: &Reading) -> [f64; 64] {
+        std::array::from_fn(|i| {
+            let r = &reading.squares[i];
+            let class = r.classes.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)).map_or(0, |(c, _)| c);
+            let view = if r.cover >= observe::COVERED { None } else { Some(class) };
+            if view.is_none() || self.views[i].0 != view {
+                self.views[i] = (view, reading.t);
+            }
+            reading.t - self.views[i].1
+        })
+    }
+
     /// A frame at `t` seconds that was seen but not read, because nothing on it had moved
     /// since the last reading: where that reading showed the board, the time up to this frame
     /// hid no move (see [`Options::skip_gap_s`]).
@@ -266,11 +327,35 @@ impl Decoder {
         }
     }
 
-    /// Ends the input: every move of the leading history goes out.
+    /// Ends the input: every move of the leading history goes out, and a move the footage ends
+    /// in the middle of is said ([`Decoded::Unfinished`]).
     pub fn finish(&mut self, out: &mut Vec<Decoded>) {
         let t = self.last_t;
         self.follow(t, 0.0, out);
         self.emit(t, None, out);
+        if !self.beam[0].quiet() {
+            let node = self.beam[0].clone();
+            out.push(self.unfinished(&node, t));
+        }
+    }
+
+    /// The move `node` shows under way at the end of the input: put out where the board shows
+    /// which it is (a piece set on its new square, the rest of the move not done, and one legal
+    /// move that does so), else only said.
+    fn unfinished(&mut self, node: &Node, t: f64) -> Decoded {
+        let diff = node.diff();
+        let legal = self.transitions(&node.pos);
+        let shows = |tr: &&Transition| tr.explains(&node.shown, diff) && tr.changes.iter().any(|c| c.new.is_some() && c.new != c.old && node.shown.piece_at(c.sq) == c.new);
+        let mut shown = legal.iter().filter(shows);
+        let squares = diff.into_iter().map(|sq| sq.to_string()).collect::<Vec<_>>().join(", ");
+        match (shown.next(), shown.next()) {
+            (Some(tr), None) => {
+                let text = format!("the footage ends in the middle of {} ({squares} as the board shows them): put out unfinished", san(&node.pos, tr.mv));
+                let mv = DecodedMove { mv: tr.mv, before: node.pos.clone(), illegal: false, began: node.began, t, conf: UNFINISHED_CONF };
+                Decoded::Unfinished { t, text, mv: Some(mv) }
+            }
+            _ => Decoded::Unfinished { t, text: format!("the footage ends in the middle of a move ({squares} as the board shows them): which move is not shown, so none is put out"), mv: None },
+        }
     }
 
     /// The moves of `pos`, legal ones and (where the evidence shows a piece of the mover's gone
@@ -487,9 +572,15 @@ impl Decoder {
             let (since, before) = if same { (self.leading[i].since, self.leading[i].looks) } else { (t, 0.0) };
             leading.push(Leading { step: s, since, looks: before + looks });
         }
+        // A move the decoder only holds back until it is final was never said: replacing it
+        // is no correction.
+        let said = match self.opts.commit {
+            Commit::Lag(lag_s) => lag_s,
+            Commit::Final { .. } => f64::INFINITY,
+        };
         for (i, old) in self.leading.iter().enumerate() {
             let kept = leading.get(i).is_some_and(|l| l.since == old.since);
-            if !kept && t - old.since >= self.opts.lag_s {
+            if !kept && t - old.since >= said {
                 let now = leading.get(i).map_or("no move".to_string(), |l| san(&l.step.before, l.step.mv));
                 out.push(Decoded::Correction { t, text: format!("the board now reads {now} where it read {} since {:.2} s", san(&old.step.before, old.step.mv), old.since) });
                 break;
@@ -498,16 +589,20 @@ impl Decoder {
         self.leading = leading;
     }
 
-    /// Sends out the leading moves that have led long enough with no hand over their squares
-    /// (all of them at the end of the input, `ev` `None`): for [`Options::lag_s`], and over as
-    /// many independent looks as video gives in that time (stills a move apart are one look
-    /// each, however far apart they are).
+    /// Sends out the leading moves that may go out ([`Options::commit`]); all of them at the
+    /// end of the input (`ev` `None`).
     fn emit(&mut self, t: f64, ev: Option<&Evidence>, out: &mut Vec<Decoded>) {
         let mut sent = 0;
-        for l in &self.leading {
+        let pending = self.leading.len();
+        for (i, l) in self.leading.iter().enumerate() {
             if let Some(ev) = ev {
                 let squares: Bitboard = hypothesis::changes(l.step.before.board(), hypothesis::after(&l.step.before, l.step.mv, l.step.illegal).board()).iter().map(|c| c.sq).collect();
-                if t - l.since < self.opts.lag_s || l.looks < self.opts.lag_s / self.opts.params.look_s || (squares & ev.covered).any() {
+                let clear = !(squares & ev.covered).any();
+                let ready = match self.opts.commit {
+                    Commit::Lag(lag_s) => clear && t - l.since >= lag_s && l.looks >= lag_s / self.opts.params.look_s,
+                    Commit::Final { patience_s } => (clear && (self.held_by_all(&l.step) || t - l.since >= patience_s)) || pending - i > MOST_PENDING,
+                };
+                if !ready {
                     break;
                 }
             }
@@ -524,7 +619,12 @@ impl Decoder {
         // Only histories through the moves sent remain (the leading one among them: the moves
         // sent are its own).
         let tip = self.out.clone().expect("a move was sent");
-        self.beam.retain(|n| n.hist.as_ref().and_then(|h| h.at(tip.depth)).is_some_and(|s| Arc::ptr_eq(&s, &tip)));
+        self.beam.retain(|n| holds(n, &tip));
+    }
+
+    /// Whether every hypothesis alive holds `step`: no reading to come can replace it.
+    fn held_by_all(&self, step: &Arc<Step>) -> bool {
+        self.beam.iter().all(|n| holds(n, step))
     }
 
     /// How sure the decoder is of `step`: the best history that does not hold it, against the
@@ -533,12 +633,17 @@ impl Decoder {
         let rival = self
             .beam
             .iter()
-            .filter(|n| !n.hist.as_ref().and_then(|h| h.at(step.depth)).is_some_and(|s| Arc::ptr_eq(&s, step)))
+            .filter(|n| !holds(n, step))
             .map(|n| n.cost)
             .fold(f64::INFINITY, f64::min);
         let margin = rival - self.beam[0].cost;
         (1.0 / (1.0 + (-margin).exp())) as f32
     }
+}
+
+/// Whether `node`'s history holds `step`.
+fn holds(node: &Node, step: &Arc<Step>) -> bool {
+    node.hist.as_ref().and_then(|h| h.at(step.depth)).is_some_and(|s| Arc::ptr_eq(&s, step))
 }
 
 /// `mv` in SAN, in `pos`.

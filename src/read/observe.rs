@@ -53,32 +53,47 @@ pub struct Evidence {
 }
 
 /// Cover from which a square counts as covered by a hand.
-const COVERED: f32 = 0.2;
+pub(crate) const COVERED: f32 = 0.2;
 /// Kind probability from which an uncovered square's kind is taken as read.
 const SURE: f32 = 0.7;
 
 impl Evidence {
     /// Scores `reading`, taken `dt` seconds after the previous one (infinite for the first).
     pub fn new(reading: &Reading, dt: f64, params: &Params) -> Evidence {
+        Evidence::with_stillness(reading, dt, &[0.0; 64], params)
+    }
+
+    /// Scores `reading`, taken `dt` seconds after the previous one, each square `still[sq]`
+    /// seconds after its reading last changed (its likeliest class, or a hand over it). The
+    /// same view read again repeats its misreads of the piece's type (a queen at the board's far
+    /// edge read as a rook in every frame): for the type, a square looked at unchanged for `s`
+    /// seconds counts `dt / (look_s + s)` of a look, so what a still stretch says of it grows
+    /// with the logarithm of its length, not the length. Its kind (empty, White, Black) counts
+    /// in full at every look.
+    pub fn with_stillness(reading: &Reading, dt: f64, still: &[f64; 64], params: &Params) -> Evidence {
         let weight = (dt / params.look_s).clamp(0.0, 1.0);
         let mut cost = [[0.0f32; CLASSES]; 64];
         let (mut covered, mut empty, mut colour) = (Bitboard::EMPTY, Bitboard::EMPTY, [Bitboard::EMPTY; 2]);
         for sq in Square::ALL {
             let r = reading.square(sq);
-            let seen = (1.0 - r.cover.clamp(0.0, 1.0)).powi(params.cover_power) * weight as f32;
+            // The kind is read afresh in each look; the type, where a view repeats, repeats its
+            // misreads (see `with_stillness`).
+            let hidden = (1.0 - r.cover.clamp(0.0, 1.0)).powi(params.cover_power);
+            let fresh = (dt / (params.look_s + still[sq as usize])).clamp(0.0, 1.0);
+            let (kind_w, type_w) = (hidden * weight as f32, hidden * fresh as f32);
             let kinds = [r.classes[0], r.color(Color::White), r.color(Color::Black)];
             let mut ll = [0.0f32; CLASSES];
             for (class, l) in ll.iter_mut().enumerate() {
                 let kind = if class == 0 { 0 } else if class <= 6 { 1 } else { 2 };
-                *l = (params.floor + kinds[kind]).ln();
+                *l = kind_w * (params.floor + kinds[kind]).ln();
                 if class > 0 {
                     let given = r.classes[class] / kinds[kind].max(1e-6);
-                    *l += params.type_weight * (params.floor + given).ln();
+                    *l += type_w * params.type_weight * (params.floor + given).ln();
                 }
             }
             let best = ll.iter().copied().fold(f32::MIN, f32::max);
             for class in 0..CLASSES {
-                cost[sq as usize][class] = seen * (best - ll[class]);
+                cost[sq as usize][class] = best - ll[class];
             }
             if r.cover >= COVERED {
                 covered.add(sq);

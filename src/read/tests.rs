@@ -74,6 +74,7 @@ impl Film {
             match o {
                 Decoded::Move(m) => moves.push(m),
                 Decoded::Correction { text, .. } => corrections.push(text),
+                Decoded::Unfinished { mv, .. } => moves.extend(mv),
             }
         }
         (moves, corrections)
@@ -445,4 +446,125 @@ fn moves_made_while_someone_hides_the_board_are_read_when_it_shows_again() {
     }
     let (read, _) = film.decode(start, Options::default());
     assert_eq!(read.iter().map(|m| m.mv).collect::<Vec<_>>(), moves, "{:?}", sans(&read));
+}
+
+/// The moves `d` put out for `film`'s readings, each with the time of the reading at which it
+/// went out (the end for those `finish` gave).
+fn sent(film: &Film, start: Chess, opts: Options) -> (Vec<(String, f64)>, Vec<Decoded>) {
+    let mut d = Decoder::new(start, opts);
+    let (mut sent, mut other) = (Vec::new(), Vec::new());
+    let mut out = Vec::new();
+    let take = |out: &mut Vec<Decoded>, t: f64, sent: &mut Vec<(String, f64)>, other: &mut Vec<Decoded>| {
+        for o in out.drain(..) {
+            match o {
+                Decoded::Move(m) => sent.push((crate::rules::record::uci(m.mv), t)),
+                o => other.push(o),
+            }
+        }
+    };
+    for r in &film.readings {
+        d.push(r, &mut out);
+        take(&mut out, r.t, &mut sent, &mut other);
+    }
+    d.finish(&mut out);
+    take(&mut out, f64::INFINITY, &mut sent, &mut other);
+    (sent, other)
+}
+
+#[test]
+fn offline_a_move_goes_out_once_the_beam_has_coalesced_on_it_however_late() {
+    let start = Chess::default();
+    // Black plays ...Nf6, but for a second the readings show f6 empty and h6 Black's (a shadow,
+    // read less surely), then f6 as it is.
+    let moves = line(&start, "e4 Nf6 d4");
+    let mut film = Film::new();
+    let mut p = start.clone();
+    film.show(p.board(), 10, 0.05, &[], None);
+    film.play(&mut p, moves[0]);
+    let before = p.board().clone();
+    p.play_unchecked(moves[1]);
+    let mut wrong = before.clone();
+    wrong.discard_piece_at(Square::G8);
+    wrong.set_piece_at(Square::H6, Color::Black.knight());
+    film.show(&before, 4, 0.05, &[Square::G8], Some(Color::Black));
+    film.p = 0.6;
+    film.show(&wrong, 20, 0.05, &[], None);
+    film.p = 0.9;
+    let misread_ends = film.t;
+    film.show(p.board(), 60, 0.05, &[], None);
+    film.play(&mut p, moves[2]);
+    // A lag of half a second puts the misread out; waiting for the beam does not, and puts
+    // ...Nf6 out only once the readings have settled it, before the game's end.
+    let (lagged, _) = sent(&film, start.clone(), Options::with_lag(0.5));
+    assert_eq!(lagged[1].0, "g8h6", "{lagged:?}");
+    let (offline, other) = sent(&film, start, Options::default());
+    assert_eq!(offline.iter().map(|m| m.0.as_str()).collect::<Vec<_>>(), ["e2e4", "g8f6", "d2d4"], "{offline:?}");
+    assert!(offline[1].1 > misread_ends && offline[1].1.is_finite(), "{offline:?}");
+    assert!(other.is_empty(), "nothing was said to correct: {other:?}");
+}
+
+#[test]
+fn the_last_ply_goes_out_at_the_end_of_the_footage_with_the_hand_still_over_it() {
+    let start = Chess::default();
+    let moves = line(&start, "e4 e5");
+    let mut film = filmed(&start, &moves[..1]);
+    // Black sets the pawn on e5 and the footage ends, the hand still beside it.
+    let mut p = start.clone();
+    p.play_unchecked(moves[0]);
+    let before = p.board().clone();
+    p.play_unchecked(moves[1]);
+    film.show(&before, 4, 0.05, &[Square::E7], Some(Color::Black));
+    film.show(p.board(), 3, 0.05, &[Square::E6], Some(Color::Black));
+    let (offline, other) = sent(&film, start, Options::default());
+    assert_eq!(offline.iter().map(|m| m.0.as_str()).collect::<Vec<_>>(), ["e2e4", "e7e5"], "{offline:?}");
+    assert_eq!(offline[1].1, f64::INFINITY, "put out by the end of the input");
+    assert!(other.is_empty(), "{other:?}");
+}
+
+#[test]
+fn footage_ending_mid_move_puts_the_move_out_unfinished_where_the_board_shows_which() {
+    // White's king is on g1 and the rook still on h1 when the footage ends.
+    let start = pos("r3k2r/pppq1ppp/8/8/8/8/PPPQ1PPP/R3K2R w KQkq - 0 1");
+    let mut film = Film::new();
+    film.show(start.board(), 20, 0.05, &[], None);
+    let mut half = start.board().clone();
+    half.discard_piece_at(Square::E1);
+    half.set_piece_at(Square::G1, Color::White.king());
+    film.show(&half, 30, 0.05, &[Square::H1], Some(Color::White));
+    let (sent_moves, other) = sent(&film, start.clone(), Options::default());
+    assert!(sent_moves.is_empty(), "{sent_moves:?}");
+    match &other[..] {
+        [Decoded::Unfinished { mv: Some(m), text, .. }] => {
+            assert_eq!(crate::rules::record::uci(m.mv), "e1g1");
+            assert!(text.contains("O-O") && text.contains("unfinished"), "{text}");
+        }
+        _ => panic!("{other:?}"),
+    }
+    // The pawn lifted from a2 and not set down: which move is not shown.
+    let mut film = Film::new();
+    film.show(start.board(), 20, 0.05, &[], None);
+    let mut lifted = start.board().clone();
+    lifted.discard_piece_at(Square::A2);
+    film.show(&lifted, 10, 0.05, &[Square::A4], Some(Color::White));
+    let (sent_moves, other) = sent(&film, start, Options::default());
+    assert!(sent_moves.is_empty(), "{sent_moves:?}");
+    assert!(matches!(&other[..], [Decoded::Unfinished { mv: None, text, .. }] if text.contains("a2")), "{other:?}");
+}
+
+#[test]
+fn an_ambiguity_that_lasts_is_capped_in_moves_waiting() {
+    // A 100-ply game, read offline: however the beam stands, no more than MOST_PENDING moves
+    // wait to become final.
+    let (start, moves) = long_game();
+    let film = filmed(&start, &moves);
+    let mut d = Decoder::new(start, Options::default());
+    let mut out = Vec::new();
+    let mut most = 0;
+    for r in &film.readings {
+        d.push(r, &mut out);
+        most = most.max(d.leading.len());
+    }
+    d.finish(&mut out);
+    assert!(most <= MOST_PENDING + 1, "{most}");
+    assert_eq!(out.iter().filter(|o| matches!(o, Decoded::Move(_))).count(), moves.len());
 }
