@@ -148,6 +148,10 @@ struct RawMove {
     from: f64,
     to: f64,
     hands: Option<usize>,
+    /// Not a legal move (the piece moved as the board shows it, the other side to move): it is
+    /// labelled as a ruling, and the moves after it follow from the board it leaves.
+    #[serde(default)]
+    illegal: bool,
 }
 
 #[derive(Deserialize)]
@@ -363,14 +367,34 @@ fn parse_rules(records: &[Value], events: &[FramedEvent]) -> Result<(Vec<Expecte
     Ok((moves, rulings))
 }
 
-/// Replays the labelled moves from the start position: each must be legal, and gives its side.
+/// The position after the illegal move `uci` in `pos`: its piece where it was set (a castling
+/// king with its rook), the other side to move.
+fn illegal_after(pos: &Chess, uci: &UciMove) -> Option<Chess> {
+    let UciMove::Normal { from, to, .. } = *uci else { return None };
+    let board = pos.board();
+    let castles = board.role_at(from) == Some(shakmaty::Role::King) && from.distance(to) == 2 && from.rank() == to.rank();
+    let tr = if castles {
+        let rook = shakmaty::Square::from_coords(if to > from { shakmaty::File::H } else { shakmaty::File::A }, from.rank());
+        crate::read::hypothesis::Transition::illegal_castle(pos, from, rook)
+    } else {
+        crate::read::hypothesis::Transition::illegal(pos, from, to)
+    };
+    tr.map(|tr| tr.after)
+}
+
+/// Replays the labelled moves from the start position: each must be legal (or labelled
+/// illegal), and gives its side.
 fn parse_moves(fen: &Fen, raw: Vec<RawMove>) -> Result<Vec<ExpectedMove>, String> {
     let mut pos: Chess = fen.clone().into_position(CastlingMode::Standard).map_err(|e| format!("field `fen`: {e}"))?;
     let mut moves = Vec::new();
     for (i, m) in raw.into_iter().enumerate() {
         let uci: UciMove = m.uci.parse().map_err(|_| format!("moves[{i}]: field `uci`: {:?} is not a UCI move", m.uci))?;
-        let legal = uci.to_move(&pos).map_err(|_| format!("moves[{i}]: field `uci`: {} is not legal in {}", m.uci, shakmaty::fen::Fen::from_position(&pos, shakmaty::EnPassantMode::Legal)))?;
         check_window(&format!("moves[{i}]"), m.from, m.to)?;
+        if m.illegal {
+            pos = illegal_after(&pos, &uci).ok_or_else(|| format!("moves[{i}]: field `uci`: {} moves no piece of the side to move", m.uci))?;
+            continue;
+        }
+        let legal = uci.to_move(&pos).map_err(|_| format!("moves[{i}]: field `uci`: {} is not legal in {}", m.uci, shakmaty::fen::Fen::from_position(&pos, shakmaty::EnPassantMode::Legal)))?;
         moves.push(ExpectedMove { uci, side: pos.turn(), from: m.from, to: m.to, hands: m.hands });
         pos.play_unchecked(legal);
     }

@@ -25,10 +25,17 @@ const UNSEEN_HAND_CONF: f32 = 0.5;
 /// the board shows the move, the moment of each event is the decoder's.
 const MOVE_CONF: f32 = 0.9;
 
-/// The `conf` of an illegal move's own events, under the engine's default `--min-conf`: an
-/// illegal move the board alone shows, no hand seen making it, is the arbiter's to judge (a
-/// piece out of sight and another read in the wrong colour can look like one).
+/// The `conf` of an illegal move's own events where the decoder is not sure of it, under the
+/// engine's default `--min-conf`: an illegal move the board alone shows, no hand seen making
+/// it, is the arbiter's to judge (a piece out of sight and another read in the wrong colour can
+/// look like one).
 const UNSEEN_ILLEGAL_CONF: f32 = 0.5;
+
+/// The decoder's confidence in an illegal move from which the board alone makes it an
+/// `illegal` ruling, not a `judgement`: the best history without it 9.2 nats behind (10,000
+/// times less likely). A move final in the decoder's beam (every hypothesis alive holds it) is
+/// at least 30 nats ahead of any other reading.
+const SURE_ILLEGAL: f32 = 0.9999;
 
 /// Seconds a decoded move waits for the tracker's events up to it before it stands on its own.
 const WAIT_S: f64 = 2.0;
@@ -168,7 +175,14 @@ impl Reconciler {
             crate::rules::record::uci(m.mv)
         );
         let hand = window.iter().map(|e| e.hand).find(|h| h.side == m.before.turn());
-        for ev in own_events(m, hand, self.settled) {
+        // Where the engine stands elsewhere than the decoder (it followed events the decoder
+        // read otherwise), the move's own events say what the board showed, not what breach it
+        // makes in the engine's position: nothing ruled on them is sure enough to accuse.
+        let synced = self.engine.position() == &m.before;
+        for mut ev in own_events(m, hand, self.settled) {
+            if !synced {
+                ev.conf = ev.conf.map(|c| c.min(UNSEEN_ILLEGAL_CONF));
+            }
             self.settled = self.settled.max(ev.t);
             outcome.events.push(self.engine.apply(&ev, records));
         }
@@ -208,7 +222,11 @@ fn own_events(m: &DecodedMove, hand: Option<Hand>, earliest: f64) -> Vec<Event> 
         }
         Move::Put { .. } => {}
     }
-    let conf = if m.illegal { UNSEEN_ILLEGAL_CONF } else { MOVE_CONF.min(m.conf) };
+    let conf = match m.illegal {
+        true if m.conf >= SURE_ILLEGAL => MOVE_CONF,
+        true => UNSEEN_ILLEGAL_CONF,
+        false => MOVE_CONF.min(m.conf),
+    };
     let n = actions.len().max(1) as f64;
     let began = m.began.max(earliest);
     let span = (m.t - began).max(0.0);

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use shakmaty::{Bitboard, Board, Chess, FromSetup, Move, Piece, Position, PositionError, Setup, Square};
+use shakmaty::{Bitboard, Board, Chess, Move, Piece, Position, Square};
 
 /// One decoded move in a history.
 #[derive(Debug)]
@@ -40,6 +40,13 @@ impl Step {
         }
         (step.depth == depth).then_some(step)
     }
+}
+
+/// The legal moves of `pos`. After an illegal move that left a king in check (see
+/// [`Transition::illegal`]) no move takes that king: the game goes on, as it does at the board
+/// until someone notices.
+pub fn moves(pos: &Chess) -> Vec<Transition> {
+    pos.legal_moves().into_iter().filter(|m| m.capture() != Some(shakmaty::Role::King)).map(|m| Transition::legal(pos, m)).collect()
 }
 
 /// A square a move changes: its content before and after.
@@ -76,21 +83,71 @@ impl Transition {
 
     /// The piece on `from` moved to `to` against the rules (a capture if a piece stood there),
     /// the other side to move after it; `None` if no position can follow (no piece on `from`).
+    /// Where the piece moves as its kind moves, the move only leaves the mover's king in check
+    /// ([`Transition::in_check`]).
     pub fn illegal(pos: &Chess, from: Square, to: Square) -> Option<Transition> {
         let piece = pos.board().piece_at(from)?;
         let capture = pos.board().role_at(to);
-        let mut setup: Setup = pos.to_setup(shakmaty::EnPassantMode::Legal);
-        setup.board.discard_piece_at(from);
-        setup.board.set_piece_at(to, piece);
-        setup.turn = pos.turn().other();
-        setup.ep_square = None;
-        let after = Chess::from_setup(setup, shakmaty::CastlingMode::Standard)
-            .or_else(PositionError::ignore_invalid_castling_rights)
-            .or_else(PositionError::ignore_impossible_check)
-            .or_else(PositionError::ignore_too_much_material)
-            .ok()?;
+        if piece.color != pos.turn() || capture == Some(shakmaty::Role::King) || pos.board().by_color(piece.color).contains(to) {
+            return None;
+        }
+        // Played as the board shows it: the position may leave the mover's king in check, which
+        // no legal position does (a `Setup` of it is refused), so it is reached by playing.
         let mv = Move::Normal { role: piece.role, from, capture, to, promotion: None };
+        let mut after = pos.clone();
+        after.play_unchecked(mv);
         Some(Transition { mv, illegal: true, changes: changes(pos.board(), after.board()), after })
+    }
+
+    /// The illegal move of `pos` that leaves `board` (one of the mover's pieces moved, or
+    /// castling), if there is one.
+    pub fn relocation(pos: &Chess, board: &Board) -> Option<Transition> {
+        let ours = pos.board().by_color(pos.turn());
+        let gone = ours & !board.by_color(pos.turn());
+        let came = board.by_color(pos.turn()) & !ours;
+        let moved = gone.into_iter().flat_map(|from| came.into_iter().filter_map(move |to| Transition::illegal(pos, from, to)));
+        let castled = pos.board().king_of(pos.turn()).into_iter().flat_map(|king| (pos.castles().castling_rights() & ours).into_iter().filter_map(move |rook| Transition::illegal_castle(pos, king, rook)));
+        moved.chain(castled).find(|tr| tr.after.board() == board)
+    }
+
+    /// Castling against the rules: out of, through or into check (the king and the rook on
+    /// their squares, the squares between them empty, the right not lost); `None` where the
+    /// king and the rook cannot castle so at all.
+    pub fn illegal_castle(pos: &Chess, king: Square, rook: Square) -> Option<Transition> {
+        let side = if rook > king { shakmaty::CastlingSide::KingSide } else { shakmaty::CastlingSide::QueenSide };
+        let turn = pos.turn();
+        let castles = pos.castles();
+        let board = pos.board();
+        let placed = board.piece_at(king) == Some(turn.king()) && board.piece_at(rook) == Some(turn.rook()) && castles.rook(turn, side) == Some(rook);
+        let path = castles.path(turn, side);
+        if !placed || (path & board.occupied()).any() {
+            return None;
+        }
+        let mv = Move::Castle { king, rook };
+        let mut after = pos.clone();
+        after.play_unchecked(mv);
+        Some(Transition { mv, illegal: true, changes: changes(pos.board(), after.board()), after })
+    }
+
+    /// Whether this illegal move moves its piece as its kind moves (castling included), so
+    /// that it breaks only the rule on the king: a move made in check that does not meet it, a
+    /// pinned piece moved, the king moved into check or castled through it (3.9, 3.8.2).
+    pub fn in_check(&self, before: &Chess) -> bool {
+        let board = before.board();
+        match self.mv {
+            Move::Castle { .. } => true,
+            Move::Normal { role: shakmaty::Role::Pawn, from, to, capture, .. } => {
+                let turn = before.turn();
+                let ahead = |sq: Square| sq.offset(if turn == shakmaty::Color::White { 8 } else { -8 });
+                let start = from.rank() == turn.relative_rank(shakmaty::Rank::Second);
+                match capture {
+                    Some(_) => shakmaty::attacks::pawn_attacks(turn, from).contains(to),
+                    None => ahead(from) == Some(to) || (start && ahead(from).is_some_and(|one| board.piece_at(one).is_none() && ahead(one) == Some(to))),
+                }
+            }
+            Move::Normal { from, to, .. } => board.attacks_from(from).contains(to),
+            _ => false,
+        }
     }
 
     /// The squares of the move.
@@ -164,7 +221,10 @@ impl Transition {
 /// The position after `mv` in `before`; an illegal move (see [`Transition::illegal`]) leaves
 /// its piece where it was set, the other side to move.
 pub fn after(before: &Chess, mv: Move, illegal: bool) -> Chess {
-    if illegal && let Some(tr) = Transition::illegal(before, mv.from().unwrap_or(mv.to()), mv.to()) {
+    if illegal
+        && !matches!(mv, Move::Castle { .. })
+        && let Some(tr) = Transition::illegal(before, mv.from().unwrap_or(mv.to()), mv.to())
+    {
         return tr.after;
     }
     let mut after = before.clone();
@@ -294,6 +354,27 @@ mod tests {
         assert_eq!(tr.after.turn(), Color::Black);
         assert_eq!(tr.after.board().piece_at(Square::G3), Some(Color::White.knight()));
         assert!(Transition::illegal(&p, Square::E4, Square::E5).is_none());
+    }
+
+    #[test]
+    fn an_illegal_move_in_the_pieces_own_pattern_only_breaks_the_rule_on_the_king() {
+        // White in check from the bishop on b4: a2-a3, a2-a4 and Ng1-f3 leave it so; Ng1-g3 is
+        // no knight's move, a2-a5 no pawn's.
+        let p = pos("rnbqk1nr/pppp1ppp/8/4p3/1b1P4/8/PPP1PPPP/RNBQKBNR w KQkq - 1 3");
+        assert!(Transition::illegal(&p, Square::A2, Square::A3).unwrap().in_check(&p));
+        assert!(Transition::illegal(&p, Square::A2, Square::A4).unwrap().in_check(&p));
+        assert!(!Transition::illegal(&p, Square::A2, Square::A5).unwrap().in_check(&p));
+        assert!(Transition::illegal(&p, Square::G1, Square::F3).unwrap().in_check(&p));
+        assert!(!Transition::illegal(&p, Square::G1, Square::G3).unwrap().in_check(&p));
+        // Castling through f1, which the bishop on c4 attacks; not where a piece is in the way.
+        let p = pos("r3k2r/8/8/8/2b5/8/8/R3K2R w KQkq - 0 1");
+        let tr = Transition::illegal_castle(&p, Square::E1, Square::H1).unwrap();
+        assert!(tr.illegal && tr.in_check(&p));
+        assert_eq!(tr.after.board().piece_at(Square::G1), Some(Color::White.king()));
+        assert_eq!(tr.after.board().piece_at(Square::F1), Some(Color::White.rook()));
+        assert_eq!(after(&p, tr.mv, true).board(), tr.after.board());
+        let blocked = pos("r3k2r/8/8/8/2b5/8/8/R3KN1R w KQkq - 0 1");
+        assert!(Transition::illegal_castle(&blocked, Square::E1, Square::H1).is_none());
     }
 
     #[test]

@@ -45,7 +45,11 @@ pub struct Costs {
     /// Under what two squares can say ([`Params::floor`]): a ply changes two squares or so,
     /// and a sequence of missed moves must be able to pay for itself.
     pub skip: f64,
-    /// An illegal move (Article 7.5), on top of a legal move's cost.
+    /// An illegal move (Article 7.5) that moves its piece as its kind moves but leaves the
+    /// mover's king in check (a move made in check that does not meet it, a pinned piece moved,
+    /// castling through check), on top of a legal move's cost.
+    pub in_check: f64,
+    /// Any other illegal move (a piece moved as another moves), on top of a legal move's cost.
     pub illegal: f64,
     /// A piece held where no hand is seen, per look (see [`Params::look_s`]). Above what one
     /// square read wrong can cost a look (`-ln(floor)`, about 3.9 nats): a piece the readings
@@ -62,9 +66,11 @@ pub struct Costs {
 }
 
 impl Costs {
-    /// What `tr` costs besides a legal move's cost: an illegal move's, an underpromotion's.
-    fn price(&self, tr: &Transition) -> f64 {
+    /// What `tr`, a move of `before`, costs besides a legal move's cost: an illegal move's, an
+    /// underpromotion's.
+    fn price(&self, tr: &Transition, before: &Chess) -> f64 {
         match tr.mv.promotion() {
+            _ if tr.illegal && tr.in_check(before) => self.in_check,
             _ if tr.illegal => self.illegal,
             Some(shakmaty::Role::Knight) => self.underpromotion,
             Some(shakmaty::Role::Rook | shakmaty::Role::Bishop) => self.long_underpromotion,
@@ -75,7 +81,7 @@ impl Costs {
 
 impl Default for Costs {
     fn default() -> Costs {
-        Costs { legal: 4.0, begin: 2.0, step: 1.0, back: 2.0, skip: 2.0, illegal: 20.0, unheld: 6.0, underpromotion: 1.0, long_underpromotion: 6.9 }
+        Costs { legal: 4.0, begin: 2.0, step: 1.0, back: 2.0, skip: 2.0, in_check: 7.0, illegal: 20.0, unheld: 6.0, underpromotion: 1.0, long_underpromotion: 6.9 }
     }
 }
 
@@ -214,15 +220,10 @@ pub struct Decoder {
     shown_last: bool,
     /// Moves of positions met, kept while the beam holds them.
     moves: HashMap<u64, Arc<Vec<Transition>>>,
-    /// When a hand last covered each square.
-    covered: [f64; 64],
     /// Each square's likeliest class as last read (none under a hand), and since when it has
     /// read so.
     views: [(Option<usize>, f64); 64],
 }
-
-/// Seconds after a hand covered a square during which a piece may have been set there.
-const REACHED_S: f64 = 5.0;
 
 /// Squares under hands and arms from which a reading does not show the board: half of it
 /// (someone leaning over the board, not a hand making a move).
@@ -251,7 +252,7 @@ const BRIDGE_KEPT: usize = 8;
 impl Decoder {
     /// A decoder for a game starting from `start`.
     pub fn new(start: Chess, opts: Options) -> Decoder {
-        Decoder { opts, beam: vec![Node::start(start)], out: None, leading: Vec::new(), last_t: f64::NEG_INFINITY, seen_t: f64::NEG_INFINITY, shown_last: false, moves: HashMap::new(), covered: [f64::NEG_INFINITY; 64], views: [(None, f64::NEG_INFINITY); 64] }
+        Decoder { opts, beam: vec![Node::start(start)], out: None, leading: Vec::new(), last_t: f64::NEG_INFINITY, seen_t: f64::NEG_INFINITY, shown_last: false, moves: HashMap::new(), views: [(None, f64::NEG_INFINITY); 64] }
     }
 
     /// The board the leading hypothesis shows now (a state in the middle of a move included).
@@ -365,16 +366,18 @@ impl Decoder {
         if self.moves.len() > 4096 {
             self.moves.clear();
         }
-        self.moves.entry(key.0).or_insert_with(|| Arc::new(pos.legal_moves().into_iter().map(|m| Transition::legal(pos, m)).collect())).clone()
+        self.moves.entry(key.0).or_insert_with(|| Arc::new(hypothesis::moves(pos))).clone()
     }
 
-    /// Illegal moves the evidence proposes from `pos`: a piece of the mover's read gone from its
-    /// square, one of its colour read where no legal move puts one, on a square of `reached`.
-    fn illegal(pos: &Chess, legal: &[Transition], ev: &Evidence, reached: Bitboard) -> Vec<Transition> {
+    /// Illegal moves the board proposes from `pos`, whatever the hands did (stills, a fast hand
+    /// and a slow camera show none): a piece of the mover's read gone from its square and one of
+    /// its colour read where no legal move puts one; and castling the board shows made where
+    /// the rules forbid it (out of, through or into check).
+    fn illegal(pos: &Chess, legal: &[Transition], ev: &Evidence) -> Vec<Transition> {
         let mover = pos.turn();
         let board = pos.board();
         let gone = board.by_color(mover) & ev.empty;
-        let came = ev.colour(mover) & !board.by_color(mover) & reached;
+        let came = ev.colour(mover) & !board.by_color(mover);
         let mut out = Vec::new();
         for from in gone {
             for to in came {
@@ -384,6 +387,13 @@ impl Decoder {
                 out.extend(Transition::illegal(pos, from, to));
             }
         }
+        let king = board.king_of(mover).filter(|k| gone.contains(*k));
+        for rook in king.map_or(Bitboard::EMPTY, |_| pos.castles().castling_rights() & board.by_color(mover)) {
+            let king = king.expect("the king is gone from its square");
+            if !legal.iter().any(|tr| tr.mv == Move::Castle { king, rook }) {
+                out.extend(Transition::illegal_castle(pos, king, rook));
+            }
+        }
         out
     }
 
@@ -391,17 +401,7 @@ impl Decoder {
     /// on or begins a move.
     fn step(&mut self, ev: &Evidence, t: f64, unseen: f64) {
         let costs = self.opts.costs;
-        // Pieces move in hands: in video, an illegal move is proposed only onto a square a hand
-        // has covered lately. Photos a move apart show no hands, and any square will do.
-        for sq in ev.covered {
-            self.covered[sq as usize] = t;
-        }
         let skip = unseen >= self.opts.skip_gap_s;
-        let reached: Bitboard = if skip {
-            Bitboard::FULL
-        } else {
-            shakmaty::Square::ALL.into_iter().filter(|&sq| t - self.covered[sq as usize] <= REACHED_S).collect()
-        };
         let unheld = costs.unheld * ev.weight * f64::from(1.0 - ev.hands);
         let beam = std::mem::take(&mut self.beam);
         let mut next: HashMap<(u64, u64), Node> = HashMap::new();
@@ -428,7 +428,7 @@ impl Decoder {
                 edits.map(|(sq, p)| ev.square(sq, p) - ev.square(sq, node.shown.piece_at(sq))).sum::<f64>()
             };
             let legal = self.transitions(&node.pos);
-            let illegal = if quiet { Decoder::illegal(&node.pos, &legal, ev, reached) } else { Vec::new() };
+            let illegal = if quiet { Decoder::illegal(&node.pos, &legal, ev) } else { Vec::new() };
             let diff = node.diff();
             // What this reading says of the board the best single move shows, against now.
             let mut one_move = 0.0f64;
@@ -436,7 +436,7 @@ impl Decoder {
                 if !quiet && !tr.explains(&node.shown, diff) {
                     continue;
                 }
-                let price = costs.price(tr);
+                let price = costs.price(tr, &node.pos);
                 // Completed.
                 let done = cost_of(&mut tr.changes.iter().map(|c| (c.sq, c.new)).chain(diff.into_iter().filter(|sq| !tr.squares().contains(*sq)).map(|sq| (sq, node.pos.board().piece_at(sq)))));
                 one_move = one_move.min(done);
@@ -518,7 +518,7 @@ impl Decoder {
                 // The positions met here are not the beam's: they stay out of its cache.
                 let moves = match path.last().map(|(moves, i)| &moves[*i]) {
                     None => self.transitions(&node.pos),
-                    Some(tr) => Arc::new(tr.after.legal_moves().into_iter().map(|m| Transition::legal(&tr.after, m)).collect()),
+                    Some(tr) => Arc::new(hypothesis::moves(&tr.after)),
                 };
                 for (i, tr) in moves.iter().enumerate() {
                     let board = tr.after.board();
@@ -528,7 +528,7 @@ impl Decoder {
                         delta += d;
                         hope += d.min(0.0);
                     }
-                    let price = price + costs.legal + if ply > 1 { costs.skip } else { 0.0 } + costs.price(tr);
+                    let price = price + costs.legal + if ply > 1 { costs.skip } else { 0.0 } + costs.price(tr, path.last().map_or(&node.pos, |(moves, i)| &moves[*i].after));
                     let key = tr.after.zobrist_hash::<shakmaty::zobrist::Zobrist64>(shakmaty::EnPassantMode::Legal).0;
                     if next.get(&key).is_none_or(|n| n.1 + n.3 > price + hope) {
                         let mut path = path.clone();

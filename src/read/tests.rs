@@ -568,3 +568,53 @@ fn an_ambiguity_that_lasts_is_capped_in_moves_waiting() {
     assert!(most <= MOST_PENDING + 1, "{most}");
     assert_eq!(out.iter().filter(|o| matches!(o, Decoded::Move(_))).count(), moves.len());
 }
+
+#[test]
+fn stills_read_moves_made_in_check_that_leave_the_king_in_check_and_the_game_read_on() {
+    // 1.e4 e5 2.d4 Bb4+: White, in check, plays 3.a3 and Black, unaware, 3...Nc6; White plays
+    // on with 4.Nf3, still in check, and Black takes the king's side pawn 4...Bxd2+ ... a game in
+    // which nobody noticed, as club players sometimes do. One photo a move, no hand in any.
+    let start = Chess::default();
+    let mut p = start.clone();
+    let mut played = Vec::new();
+    for san in ["e4", "e5", "d4", "Bb4+"] {
+        let m = san.parse::<San>().unwrap().to_move(&p).unwrap();
+        p.play_unchecked(m);
+        played.push((m, false));
+    }
+    let mut boards = vec![start.board().clone()];
+    let mut q = start.clone();
+    for (m, _) in &played {
+        q.play_unchecked(*m);
+        boards.push(q.board().clone());
+    }
+    // a2-a3 in check: illegal, the board shows it.
+    let a3 = hypothesis::Transition::illegal(&q, Square::A2, Square::A3).unwrap();
+    q = a3.after.clone();
+    boards.push(q.board().clone());
+    played.push((a3.mv, true));
+    for san in ["Nc6", "Nf3"] {
+        // Legal for Black; for White, Nf3 leaves the king in check again.
+        let m = match san.parse::<San>().unwrap().to_move(&q) {
+            Ok(m) => (m, false),
+            Err(_) => {
+                let from = if san == "Nf3" { Square::G1 } else { Square::B8 };
+                let tr = hypothesis::Transition::illegal(&q, from, if san == "Nf3" { Square::F3 } else { Square::C6 }).unwrap();
+                (tr.mv, true)
+            }
+        };
+        q = hypothesis::after(&q, m.0, m.1);
+        boards.push(q.board().clone());
+        played.push(m);
+    }
+    let mut film = Film::new();
+    for b in &boards {
+        film.show(b, 1, 2.0, &[], None);
+    }
+    // The position after the last move, photographed twice more.
+    film.show(boards.last().unwrap(), 2, 2.0, &[], None);
+    let (read, _) = film.decode(start, Options::default());
+    let got: Vec<(String, bool)> = read.iter().map(|m| (crate::rules::record::uci(m.mv), m.illegal)).collect();
+    let want: Vec<(String, bool)> = played.iter().map(|(m, i)| (crate::rules::record::uci(*m), *i)).collect();
+    assert_eq!(got, want);
+}

@@ -1062,9 +1062,12 @@ impl Engine {
         }
         setup.turn = turn;
         // Castling rights the board no longer supports are dropped, nothing else is forgiven.
+        // A board no legal position shows, one where the side that moved left its king in check
+        // (a move made in check that does not meet it), is followed as that move played.
+        let played = || crate::read::hypothesis::Transition::relocation(&self.pos, self.phys.board()).map(|tr| tr.after).filter(|p| p.turn() == turn);
         let pos = match Chess::from_setup(setup, CastlingMode::Standard) {
             Ok(pos) => Some(pos),
-            Err(e) => e.ignore_invalid_castling_rights().ok(),
+            Err(e) => e.ignore_invalid_castling_rights().ok().or_else(played),
         };
         match pos {
             Some(pos) => {
