@@ -7,6 +7,7 @@
 
 #![warn(missing_docs)]
 
+pub mod archive;
 pub mod board;
 pub mod broker;
 pub mod capture;
