@@ -202,11 +202,12 @@ pub struct Games {
 
 /// A board's place in the round: numbers first, in number order, then names.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-struct BoardKey(Option<u64>, String);
+struct BoardKey(bool, Option<u64>, String);
 
 impl BoardKey {
     fn of(board: &str) -> BoardKey {
-        BoardKey(board.parse().ok(), board.to_string())
+        let number = board.parse().ok();
+        BoardKey(number.is_none(), number, board.to_string())
     }
 }
 
@@ -295,7 +296,7 @@ impl Games {
             .map(|(key, b)| {
                 let tags = b.game.tags();
                 json!({
-                    "board": key.1,
+                    "board": key.2,
                     "white": tags.white,
                     "black": tags.black,
                     "fen": Fen::from_position(&b.shown, shakmaty::EnPassantMode::Legal).to_string(),

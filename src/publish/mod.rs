@@ -14,6 +14,7 @@
 //! same board started again (same machine and `--out`).
 
 pub mod outbox;
+pub mod replay;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
@@ -133,7 +134,7 @@ pub struct Board {
     claim: Value,
     metrics: PublishMetrics,
     /// How the board is, for its health messages.
-    health: Box<dyn Fn() -> Value + Send>,
+    health: Box<dyn Fn() -> Value + Send + Sync>,
 }
 
 impl Board {
@@ -164,7 +165,7 @@ impl Board {
     }
 
     /// Says how the board is in its health messages: `health` gives the counters.
-    pub fn with_health(mut self, health: impl Fn() -> Value + Send + 'static) -> Board {
+    pub fn with_health(mut self, health: impl Fn() -> Value + Send + Sync + 'static) -> Board {
         self.health = Box::new(health);
         self
     }
@@ -309,7 +310,7 @@ pub struct Publisher {
 
 impl Publisher {
     /// Connects to `url`, claims the board's id and starts publishing, the outbox in `out`.
-    pub fn start(url: &str, credentials: &broker::Credentials, who: Identity, out: &Path, capacity: usize, metrics: PublishMetrics, health: impl Fn() -> Value + Send + 'static) -> Result<Publisher, PublishError> {
+    pub fn start(url: &str, credentials: &broker::Credentials, who: Identity, out: &Path, capacity: usize, metrics: PublishMetrics, health: impl Fn() -> Value + Send + Sync + 'static) -> Result<Publisher, PublishError> {
         let runtime = broker::runtime("publish").map_err(|source| PublishError::Outbox { path: out.to_owned(), source })?;
         let outbox = out.join("outbox.jsonl");
         let name = format!("touchmove live: board {} of round {}", who.board, who.round);
