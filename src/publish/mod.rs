@@ -119,6 +119,11 @@ pub enum Command {
     Finish(Instant),
 }
 
+/// The tags as a board's `start` record carries them.
+pub fn tags_value(t: &Tags) -> Value {
+    json!({"event": t.event, "site": t.site, "date": t.date.as_str(), "round": t.round, "white": t.white, "black": t.black})
+}
+
 /// This machine's name, to say who holds a claim.
 fn host() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname").map(|h| h.trim().to_string()).ok().filter(|h| !h.is_empty()).unwrap_or_else(|| "?".into())
@@ -182,8 +187,7 @@ impl Board {
             record["page"] = json!(page);
         }
         if kind == "start" {
-            let t = &self.who.tags;
-            record["tags"] = json!({"event": t.event, "site": t.site, "date": t.date.as_str(), "round": t.round, "white": t.white, "black": t.black});
+            record["tags"] = tags_value(&self.who.tags);
         }
         let entry = Entry { subject: names::subject(&self.who.round, &self.who.board, &kind), id: names::message_id(&self.who.round, &self.who.board, &self.who.run, self.seq), payload: record.to_string() };
         if let Err(e) = self.outbox.push(entry) {

@@ -128,9 +128,9 @@ pub async fn play(board: Board, script: &[Timed], speed: f64, finish: f64) -> us
     running.await.unwrap_or(usize::MAX)
 }
 
-/// The round that `scripts` make, board `i` playing `scripts[i]`, taken straight into the
+/// The round that `boards` make, each playing its script under `tags`, taken straight into the
 /// round's games, with no broker between: what the round must show after a run with one.
-pub fn reference(boards: &[(String, &[Timed])]) -> Games {
+pub fn reference(boards: &[(String, &[Timed])], tags: &crate::pgn::Tags) -> Games {
     let mut games = Games::default();
     for (board, script) in boards {
         for (seq, (_, record)) in script.iter().enumerate() {
@@ -138,6 +138,9 @@ pub fn reference(boards: &[(String, &[Timed])]) -> Games {
             record["board"] = json!(board);
             record["run"] = json!("reference");
             record["seq"] = json!(seq + 1);
+            if record["kind"] == "start" {
+                record["tags"] = super::tags_value(tags);
+            }
             if let Err(e) = games.take(&record) {
                 tracing::warn!("board {board}: {e}");
             }
