@@ -125,11 +125,11 @@ pub fn run(args: &Args) -> Exit {
     if let Some(publisher) = publisher {
         publisher.finish(FINISH_WAIT);
     }
-    if let (Some(addr), Exit::Ok) = (served, &exit) {
-        if !interrupted.load(Ordering::Relaxed) {
-            eprintln!("the source has ended; still serving everything decided on http://{addr}/ until Ctrl-C");
-            until_interrupted(&interrupted);
-        }
+    if let (Some(addr), Exit::Ok) = (served, &exit)
+        && !interrupted.load(Ordering::Relaxed)
+    {
+        eprintln!("the source has ended; still serving everything decided on http://{addr}/ until Ctrl-C");
+        until_interrupted(&interrupted);
     }
     exit
 }
@@ -158,9 +158,12 @@ fn publish_to(url: &str, board: &str, args: &Args, config: &mut pipeline::Config
     let mut who = Identity::new(&args.output.pgn.round, board, config.tags.clone());
     // The page as the hall's network reaches it: this machine's name where it serves every
     // address.
-    who.page = served.map(|addr| match addr.ip().is_unspecified() {
-        true => format!("http://{}:{}/", std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default().trim(), addr.port()),
-        false => format!("http://{addr}/"),
+    who.page = served.map(|addr| {
+        if addr.ip().is_unspecified() {
+            format!("http://{}:{}/", std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default().trim(), addr.port())
+        } else {
+            format!("http://{addr}/")
+        }
     });
     let health = {
         let air = air.clone();

@@ -70,7 +70,7 @@ pub fn game(pgn: &str, pace: f64, rulings: &[Value], every: usize) -> Result<Vec
             given += 1;
             ruling["t"] = json!(done);
             out.push((done, ruling));
-            let word = if given % 2 == 0 { "dismiss" } else { "uphold" };
+            let word = if given.is_multiple_of(2) { "dismiss" } else { "uphold" };
             out.push((done + 0.2 * pace, json!({"kind": "decision", "ruling": given, "decision": word, "note": format!("seen on ply {}", i + 1)})));
         }
     }
