@@ -114,15 +114,19 @@ pub fn fixture_games(games: &Path, clips: &Path, pace: f64, every: usize) -> Res
         .collect()
 }
 
-/// Publishes `script` through `board`, `speed` game seconds a second, then sends what waits (for
-/// up to `finish` seconds more) and stops. Returns the records left unsent.
+/// Publishes `script` through `board`, `speed` game seconds a second, each record marked with
+/// when the board was told it (`told_ns`, Unix nanoseconds, for measuring how long it takes to
+/// reach the round), then sends what waits (for up to `finish` seconds more) and stops. Returns
+/// the records left unsent.
 pub async fn play(board: Board, script: &[Timed], speed: f64, finish: f64) -> usize {
     let (commands, receiver) = tokio::sync::mpsc::unbounded_channel();
     let running = tokio::spawn(board.run(receiver));
     let started = tokio::time::Instant::now();
     for (t, record) in script {
         tokio::time::sleep_until(started + std::time::Duration::from_secs_f64(t / speed)).await;
-        let _ = commands.send(Command::Record(record.clone()));
+        let mut record = record.clone();
+        record["told_ns"] = json!(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64));
+        let _ = commands.send(Command::Record(record));
     }
     let _ = commands.send(Command::Finish(std::time::Instant::now() + std::time::Duration::from_secs_f64(finish)));
     running.await.unwrap_or(usize::MAX)
