@@ -116,9 +116,9 @@ impl Round {
         match taken {
             Ok(Taken::Taken) => {
                 self.metrics.taken.inc();
-                let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i128);
-                self.metrics.delay.observe(((now - published).max(0) as f64) / 1e9);
                 if record["kind"] != "health" {
+                    let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i128);
+                    self.metrics.delay.observe(((now - published).max(0) as f64) / 1e9);
                     let mut log = self.log.write().unwrap_or_else(PoisonError::into_inner);
                     if log.len() == KEPT_EVENTS {
                         log.pop_front();
