@@ -7,16 +7,20 @@
 
 #![warn(missing_docs)]
 
+pub mod archive;
 pub mod board;
+pub mod broker;
 pub mod capture;
 pub mod cmd;
 pub mod detect;
 pub mod eval;
 pub mod events;
+pub mod gather;
 pub mod gate;
 pub mod pgn;
 pub mod photo;
 pub mod pipeline;
+pub mod publish;
 pub mod reach;
 pub mod read;
 pub mod rules;

@@ -8,10 +8,12 @@ pub mod eval;
 pub mod eval_photos;
 pub mod live;
 pub mod monitor;
+pub mod queue;
 pub mod recognise;
 pub mod round;
 pub mod rules;
 pub mod tags;
+pub mod worker;
 
 use std::process::ExitCode;
 

@@ -121,7 +121,7 @@ async fn health(State(live): State<Live>) -> Response {
 }
 
 async fn metrics(State(live): State<Live>) -> Response {
-    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], live.air.metrics.render()).into_response()
+    ([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], live.air.metrics.render()).into_response()
 }
 
 /// `POST /rulings/ID/decision`: 401 without the token, 404 for a ruling not given, 400 for a

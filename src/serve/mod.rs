@@ -1,9 +1,10 @@
 //! The game on the air over HTTP: `touchmove live --serve` ([`live`], from the state the
 //! pipeline publishes into, [`OnAir`]) and `touchmove round` ([`round`], several boards' games
-//! as one PGN). axum serves on a tokio runtime of its own threads; the pipeline keeps its own
+//! polled as one PGN; [`gathered`], the round gathered from the broker). axum serves on a tokio runtime of its own threads; the pipeline keeps its own
 //! and never waits on a client.
 
 mod decision;
+pub mod gathered;
 pub mod live;
 mod metrics;
 mod on_air;
@@ -79,6 +80,11 @@ fn etag(text: &str) -> String {
 /// names its tag, else the text with its `ETag`.
 fn pgn_response(request: &HeaderMap, text: Arc<str>) -> Response {
     let tag = etag(&text);
+    tagged_pgn_response(request, text, tag)
+}
+
+/// A PGN text whose tag is `tag` as a response to a poll (see [`pgn_response`]).
+fn tagged_pgn_response(request: &HeaderMap, text: Arc<str>, tag: String) -> Response {
     let matches = request
         .get_all(header::IF_NONE_MATCH)
         .iter()

@@ -8,7 +8,7 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
@@ -29,6 +29,8 @@ pub struct OnAir {
     logged: watch::Sender<usize>,
     decisions: Mutex<DecisionLog>,
     ended: AtomicBool,
+    /// With `live --publish`: where everything published is told too, for the broker.
+    relay: OnceLock<tokio::sync::mpsc::UnboundedSender<crate::publish::Command>>,
     /// The run's counters.
     pub metrics: Metrics,
 }
@@ -66,6 +68,7 @@ impl OnAir {
             log: RwLock::new(Vec::new()),
             logged: watch::channel(0).0,
             ended: AtomicBool::new(false),
+            relay: OnceLock::new(),
             metrics: Metrics::default(),
         })
     }
@@ -87,6 +90,17 @@ impl OnAir {
         // Told under the lock, so that the count told never goes back (the pipeline and the
         // decisions publish from different threads); telling never waits for a client.
         self.logged.send_replace(log.len());
+        // Told under the lock too, so the broker gets the events in the log's order.
+        if let Some(relay) = self.relay.get() {
+            let _ = relay.send(crate::publish::Command::Record(event.clone()));
+        }
+    }
+
+    /// Tells `relay` every event published from now on (`live --publish`).
+    pub fn relay_to(&self, relay: tokio::sync::mpsc::UnboundedSender<crate::publish::Command>) {
+        if self.relay.set(relay).is_err() {
+            tracing::warn!("the run is already relayed to a broker");
+        }
     }
 
     /// The events after the first `after`, each with its id.

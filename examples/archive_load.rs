@@ -1,0 +1,161 @@
+//! The fixtures' recordings as an archive through a real `nats-server`, analysed by
+//! `touchmove worker`s, each held to one core with `taskset -c N` and its jobs given
+//! `--threads 1`:
+//!
+//! 1. one worker, timed;
+//! 2. two workers (cores 0 and 1), timed: the target is at most 0.6x the time of one;
+//! 3. two workers, one killed with SIGKILL in the middle of a job and started again 1 s later
+//!    (as systemd's `Restart=always` would): every recording must end with exactly one result,
+//!    identical (events, rulings, track, PGN) to `touchmove analyse` run on it alone.
+//!
+//! Recordings: every clip of `fixtures/clips/` and `fixtures/variants/` and the bench clip,
+//! with the calibration beside it or, where there is none, made from its labelled corners, as
+//! `touchmove eval` makes it. The small version is `tests/archive.rs`.
+//!
+//! ```text
+//! cargo build --release --bins --examples
+//! target/release/examples/archive_load
+//! ```
+
+#[path = "../tests/nats/mod.rs"]
+mod nats;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use serde_json::{Value, json};
+
+#[derive(Parser)]
+struct Args {
+    /// The touchmove binary.
+    #[arg(long, default_value = "target/release/touchmove")]
+    touchmove: PathBuf,
+    /// Seconds a job may go without word from its worker (the killed worker's job waits this
+    /// long).
+    #[arg(long, default_value_t = 5.0)]
+    lease: f64,
+}
+
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The recordings and their calibrations (made in `work` where not beside them).
+fn recordings(work: &Path) -> Vec<(PathBuf, PathBuf)> {
+    let mut out = Vec::new();
+    for root in ["fixtures/clips", "fixtures/variants"] {
+        for dir in touchmove::cmd::eval::find_clips(&[PathBuf::from(root)]).unwrap() {
+            let beside = dir.join("calibration.json");
+            let calibration = if beside.is_file() {
+                beside
+            } else {
+                let labels = touchmove::eval::labels::Labels::load(&dir).unwrap();
+                let made = work.join(format!("{}-{}.json", root.replace('/', "-"), dir.file_name().unwrap().to_string_lossy()));
+                touchmove::cmd::eval::calibration(&labels, &dir).unwrap().save(&made).unwrap();
+                made
+            };
+            out.push((dir.join("clip.mp4"), calibration));
+        }
+    }
+    out.push((PathBuf::from("fixtures/bench/touch-own-720p.mp4"), PathBuf::from("fixtures/bench/touch-own-720p.json")));
+    out
+}
+
+fn states(touchmove: &Path, url: &str) -> Vec<Value> {
+    let out = Command::new(touchmove).args(["queue", "status", "--json", "--nats", url]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
+}
+
+fn worker(args: &Args, url: &str, results: &Path, core: usize, name: &str) -> Running {
+    Running(
+        Command::new("taskset")
+            .args(["-c", &core.to_string()])
+            .arg(&args.touchmove)
+            .args(["worker", "--nats", url, "--lease", &args.lease.to_string(), "--name", name, "--results"])
+            .arg(results)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    )
+}
+
+/// Queues `jobs` on a fresh broker and runs `cores.len()` workers until every job is done or
+/// failed; with `kill`, the first worker is killed mid-job and started again a second later.
+/// Returns the seconds it took, the jobs' states and the results folder.
+fn run(args: &Args, jobs: &[(PathBuf, PathBuf)], cores: &[usize], kill: bool, work: &Path, name: &str) -> (f64, Vec<Value>, PathBuf) {
+    let server = nats::NatsServer::start();
+    let url = server.url();
+    for (video, calibration) in jobs {
+        let out = Command::new(&args.touchmove).args(["queue", "add", "--nats", &url]).arg(video).arg("--calibration").arg(calibration).args(["--", "--threads", "1"]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let results = work.join(name);
+    let started = Instant::now();
+    let mut workers: Vec<Running> = cores.iter().enumerate().map(|(i, &core)| worker(args, &url, &results, core, &format!("w{i}"))).collect();
+    let mut killed = !kill;
+    loop {
+        let states = states(&args.touchmove, &url);
+        if !killed && let Some(job) = states.iter().find(|s| s["stage"] == "running" && s["worker"] == "w0") {
+            workers[0].0.kill().unwrap();
+            workers[0].0.wait().unwrap();
+            eprintln!("{name}: w0 killed with SIGKILL during job {}", job["job"]["id"]);
+            std::thread::sleep(Duration::from_secs(1));
+            workers[0] = worker(args, &url, &results, cores[0], "w0-again");
+            killed = true;
+        }
+        if killed && states.len() == jobs.len() && states.iter().all(|s| s["stage"] == "done" || s["stage"] == "failed") {
+            return (started.elapsed().as_secs_f64(), states, results);
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn main() {
+    let args = Args::parse();
+    let work = tempfile::tempdir().unwrap();
+    let jobs = recordings(work.path());
+    eprintln!("{} recordings", jobs.len());
+    let (one, _, _) = run(&args, &jobs, &[0], false, work.path(), "one");
+    eprintln!("one worker: {one:.1} s");
+    let (two, _, _) = run(&args, &jobs, &[0, 1], false, work.path(), "two");
+    eprintln!("two workers: {two:.1} s ({:.2}x)", two / one);
+    let (faulted, states, results) = run(&args, &jobs, &[0, 1], true, work.path(), "killed");
+    eprintln!("two workers, one killed: {faulted:.1} s");
+    // Every recording once, identical to analyse on it alone.
+    let folders = std::fs::read_dir(&results).unwrap().filter_map(|e| e.ok()).filter(|e| !e.file_name().to_string_lossy().starts_with('.')).count();
+    let mut identical = 0;
+    let mut differing = Vec::new();
+    for (video, calibration) in &jobs {
+        let state = states.iter().find(|s| s["job"]["recording"].as_str() == std::path::absolute(video).ok().as_deref().and_then(Path::to_str)).unwrap();
+        let got = PathBuf::from(state["results"].as_str().unwrap_or("-"));
+        let alone = work.path().join("alone");
+        let _ = std::fs::remove_dir_all(&alone);
+        let status = Command::new(&args.touchmove).arg("analyse").arg(video).arg("--calibration").arg(calibration).arg("--out").arg(&alone).args(["--threads", "1"]).stderr(Stdio::null()).status().unwrap();
+        assert!(status.success());
+        let same = ["events.jsonl", "rulings.jsonl", "track.jsonl", "game.pgn"].iter().all(|f| std::fs::read(got.join(f)).ok() == std::fs::read(alone.join(f)).ok());
+        if same { identical += 1 } else { differing.push(video.display().to_string()) }
+    }
+    let failed = states.iter().filter(|s| s["stage"] == "failed").count();
+    println!(
+        "{}",
+        json!({
+            "recordings": jobs.len(),
+            "one_worker_s": (one * 10.0).round() / 10.0,
+            "two_workers_s": (two * 10.0).round() / 10.0,
+            "two_over_one": (two / one * 100.0).round() / 100.0,
+            "killed_run_s": (faulted * 10.0).round() / 10.0,
+            "results": folders,
+            "failed": failed,
+            "identical_to_analyse": identical,
+            "differing": differing,
+        })
+    );
+}
