@@ -17,7 +17,7 @@ use touchmove::capture::{Capture, Source};
 use touchmove::detect::reading::CLASSES;
 use touchmove::detect::{DEFAULT_MODEL, Model, Reading};
 use touchmove::eval::labels::Labels;
-use touchmove::read::{Decoded, Decoder, Options};
+use touchmove::read::{self, Decoded, Decoder, Options};
 
 /// One labelled clip, read.
 struct Clip {
@@ -165,11 +165,18 @@ fn decoded(clip: &Clip, readings: &[Reading], opts: Options) -> Vec<String> {
         d.push(r, &mut out);
     }
     d.finish(&mut out);
-    out.into_iter()
-        .filter_map(|o| match o {
-            Decoded::Move(m) => Some(m.mv.to_uci(CastlingMode::Standard).to_string()),
-            Decoded::Unfinished { mv, .. } => mv.as_ref().map(|m| m.mv.to_uci(CastlingMode::Standard).to_string()),
-            Decoded::Correction { .. } => None,
-        })
-        .collect()
+    let uci = |m: &read::DecodedMove| m.mv.to_uci(CastlingMode::Standard).to_string();
+    let mut moves = Vec::new();
+    for o in out {
+        match o {
+            Decoded::Move(m) => moves.push(uci(&m)),
+            Decoded::Unfinished { mv, .. } => moves.extend(mv.as_ref().map(uci)),
+            Decoded::Replaced { from, by, .. } => {
+                moves.truncate(from);
+                moves.extend(by.iter().map(uci));
+            }
+            Decoded::Correction { .. } => {}
+        }
+    }
+    moves
 }

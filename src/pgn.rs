@@ -14,7 +14,7 @@ use shakmaty::fen::Fen;
 use shakmaty::san::SanPlus;
 use shakmaty::{Chess, Color, EnPassantMode, Move, Position};
 
-use crate::rules::Record;
+use crate::rules::{Correction, Record};
 
 /// The seven-tag roster's tags but the result, which the game decides.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -155,8 +155,31 @@ impl Game {
                 self.pending.push(Comment::Ruling(self.rulings, text));
             }
             Record::ClaimClosed(c) => self.pending.push(Comment::Said(format!("{:.1}s 4.8: {}", c.t, c.text))),
+            Record::Correction(c) => self.take_back(c),
             Record::Warning(_) => {}
         }
+    }
+
+    /// Takes back the moves from ply `c.ply` on (the moves that replace them come as moves of
+    /// their own), and says so after the next move.
+    fn take_back(&mut self, c: &Correction) {
+        let keep = (c.ply.saturating_sub(1) as usize).min(self.moves.len());
+        self.moves.truncate(keep);
+        let mut end = self.start.clone();
+        for (san, _) in &self.moves {
+            match san.parse::<shakmaty::san::San>().ok().and_then(|s| s.to_move(&end).ok()) {
+                Some(m) => end.play_unchecked(m),
+                None => break,
+            }
+        }
+        self.end = end;
+        self.standing = None;
+        self.pending.push(Comment::Said(format!("{:.1}s correction: {}", c.t, c.text)));
+    }
+
+    /// The position the recorded moves reach.
+    pub fn position(&self) -> &Chess {
+        &self.end
     }
 
     /// Shows `m`, a legal move standing on the board but not yet completed, after the recorded
@@ -337,6 +360,31 @@ mod tests {
         assert!(pgn.contains("[Result \"0-1\"]"), "{pgn}");
         let flat = pgn.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(flat.ends_with("1. f3 { [%ts 1.0] } 1... e5 { [%ts 1.0] } 2. g4 { [%ts 1.0] } 2... Qh4# { [%ts 1.0] } 0-1"), "{pgn}");
+    }
+
+    #[test]
+    fn a_correction_takes_moves_back_and_their_replacements_follow() {
+        let mut game = Game::new(&Chess::default(), Tags::unknown("x"));
+        let mut pos = Chess::default();
+        let play = |game: &mut Game, pos: &mut Chess, uci: &str, ply: u32, t: f64| {
+            let m = uci.parse::<shakmaty::uci::UciMove>().unwrap().to_move(pos).unwrap();
+            let side = pos.turn();
+            let san = shakmaty::san::SanPlus::from_move_and_play_unchecked(pos, m).to_string();
+            game.record(&Record::Move(MoveRecord { t, made_t: t, ply, side, m, san, fen: String::new() }), pos);
+        };
+        play(&mut game, &mut pos, "e2e4", 1, 1.0);
+        let after_e4 = pos.clone();
+        play(&mut game, &mut pos, "g8h6", 2, 2.0);
+        let before = game.to_pgn();
+        let correction = Correction { t: 3.0, ply: 2, replaced: vec!["Nh6".into()], by: vec!["Nf6".into()], text: "the board now reads Nf6 where Nh6 was recorded".into() };
+        game.record(&Record::Correction(correction), &pos);
+        assert_eq!(game.position(), &after_e4);
+        let mut pos = after_e4;
+        play(&mut game, &mut pos, "g8f6", 2, 3.0);
+        let pgn = game.to_pgn();
+        assert_ne!(pgn, before);
+        let flat = pgn.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(flat.ends_with("1. e4 { [%ts 1.0] } 1... Nf6 { [%ts 3.0] } { 3.0s correction: the board now reads Nf6 where Nh6 was recorded } *"), "{pgn}");
     }
 
     #[test]

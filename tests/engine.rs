@@ -40,6 +40,7 @@ fn summary(out: &[Record]) -> Vec<String> {
             Record::Ruling(r) => format!("{} {}", r.verdict.as_str(), r.article),
             Record::Warning(w) => format!("warning: {}", w.text),
             Record::ClaimClosed(c) => format!("claim closed {}", c.breach_article),
+            Record::Correction(c) => format!("correction from ply {}", c.ply),
         })
         .collect()
 }

@@ -116,6 +116,7 @@ fn run(pos: Chess, opts: Options, events: &[Event]) -> Outcome {
             Record::Move(m) => outcome.moves.push(m.san),
             Record::ClaimClosed(_) => outcome.claims_closed += 1,
             Record::Warning(w) => outcome.warnings.push(w.text),
+            Record::Correction(c) => outcome.warnings.push(c.text),
         }
     }
     outcome

@@ -146,7 +146,7 @@ fn emit(records: &mut Vec<Record>, engine: &Engine, game: &mut Game, counts: &mu
                 counts.warnings += 1;
                 tracing::warn!(t = w.t, "{}", w.text);
             }
-            Record::ClaimClosed(_) => {}
+            Record::ClaimClosed(_) | Record::Correction(_) => {}
         }
         game.record(&record, engine.position());
         serde_json::to_writer(&mut *out, &record)?;

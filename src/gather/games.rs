@@ -18,7 +18,7 @@ use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, Color, Move};
 
 use crate::pgn::{Date, Game, Tags};
-use crate::rules::{Article, ClaimClosed, MoveRecord, Record, Ruling, Verdict};
+use crate::rules::{Article, ClaimClosed, Correction, MoveRecord, Record, Ruling, Verdict};
 use crate::serve::{Decision, Word};
 
 /// A ruling as the round page shows it.
@@ -144,6 +144,15 @@ impl Board {
                 let breach_article = Article::parse(field(record, "breach_article")?).ok_or_else(|| bad("an unknown article"))?;
                 let closed = ClaimClosed { t, side: side(record)?, breach_t: record["breach_t"].as_f64().unwrap_or(t), breach_article, text: field(record, "text")?.to_string() };
                 self.game.record(&Record::ClaimClosed(closed), &self.position);
+                Ok(true)
+            }
+            "correction" => {
+                let ply = record["ply"].as_u64().ok_or_else(|| bad("no ply"))? as u32;
+                let sans = |key: &str| record[key].as_array().map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect()).unwrap_or_default();
+                let correction = Correction { t, ply, replaced: sans("replaced"), by: sans("by"), text: field(record, "text")?.to_string() };
+                self.game.record(&Record::Correction(correction), &self.position);
+                self.position = self.game.position().clone();
+                self.shown = self.position.clone();
                 Ok(true)
             }
             "standing" => {

@@ -466,9 +466,10 @@ fn decide(mut game: Game, readings: crossbeam_channel::Receiver<Analysed>, out: 
         if let Some(text) = &a.warning {
             records.push(Record::Warning(rules::Warning { t: a.t, text: text.clone() }));
         }
-        let moves = split(decoded, &mut records);
+        let (moves, replaced) = split(decoded, &mut reconciler, &mut records);
         let latency = (!events.is_empty() || !moves.is_empty()).then(|| a.at.elapsed().as_secs_f64());
-        let settled = reconciler.push(events, moves, a.t, tracker.flushed(), &mut records);
+        let mut settled = reconciler.push(events, moves, a.t, tracker.flushed(), &mut records);
+        settled.resync |= replaced;
         // The tracker starts again from the position the decoder reads now: offline a move goes
         // out once final, when the game may have gone on past it.
         if settled.resync {
@@ -504,7 +505,7 @@ fn decide(mut game: Game, readings: crossbeam_channel::Receiver<Analysed>, out: 
     let mut decoded = Vec::new();
     decoder.finish(&mut decoded);
     let mut records = Vec::new();
-    let moves = split(decoded, &mut records);
+    let (moves, _) = split(decoded, &mut reconciler, &mut records);
     let settled = reconciler.finish(events, moves, &mut records);
     let engine = reconciler.engine_mut();
     engine.finish(&mut records);
@@ -529,11 +530,15 @@ fn decide(mut game: Game, readings: crossbeam_channel::Receiver<Analysed>, out: 
     }
 }
 
-/// The decoder's moves; its corrections go to `records` as warnings.
-fn split(decoded: Vec<Decoded>, records: &mut Vec<Record>) -> Vec<read::DecodedMove> {
+/// The decoder's moves; its corrections go to `records` as warnings, and moves it took back
+/// (live) to `reconciler`, which takes them back from the engine.
+fn split(decoded: Vec<Decoded>, reconciler: &mut Reconciler, records: &mut Vec<Record>) -> (Vec<read::DecodedMove>, bool) {
     let mut moves = Vec::new();
+    let mut resync = false;
     for d in decoded {
         match d {
+            // It comes before the moves put out at the same reading.
+            Decoded::Replaced { t, from, replaced, by } => resync |= reconciler.replace(t, from, &replaced, by, records),
             Decoded::Move(m) => moves.push(m),
             Decoded::Correction { t, text } => records.push(Record::Warning(rules::Warning { t, text })),
             Decoded::Unfinished { t, text, mv } => {
@@ -542,7 +547,7 @@ fn split(decoded: Vec<Decoded>, records: &mut Vec<Record>) -> Vec<read::DecodedM
             }
         }
     }
-    moves
+    (moves, resync)
 }
 
 /// `events` with the frame each happened at (the nearest of the `recent` frames).

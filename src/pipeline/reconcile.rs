@@ -60,13 +60,16 @@ pub struct Reconciler {
     moves: VecDeque<(DecodedMove, f64)>,
     /// Events dated before this were settled.
     settled: f64,
+    /// The engine before each decoded move it took in, in order: where the decoder takes moves
+    /// back (live), the engine goes back to before the first of them.
+    before: Vec<Engine>,
 }
 
 impl Reconciler {
     /// A reconciler for `engine`, with the spoken `declarations` ("j'adoube", from another
     /// channel) to merge in by time.
     pub fn new(engine: Engine, declarations: Vec<Event>) -> Reconciler {
-        let mut r = Reconciler { engine, events: VecDeque::new(), moves: VecDeque::new(), settled: f64::NEG_INFINITY };
+        let mut r = Reconciler { engine, events: VecDeque::new(), moves: VecDeque::new(), settled: f64::NEG_INFINITY, before: Vec::new() };
         for d in declarations {
             r.insert(d);
         }
@@ -135,6 +138,34 @@ impl Reconciler {
         trial.position() == &m.before && trial.standing() != Some(m.mv) && moved.any() && (moved & !squares).is_empty()
     }
 
+    /// The decoder took back the moves it put out from its `from`-th on (`replaced`) and reads
+    /// `by` in their place, at `t`. Moves the engine took in go back out of it, with a
+    /// [`Record::Correction`] that names them and their replacements; moves still waiting are
+    /// dropped. Returns whether the engine went back (the tracker must start again).
+    pub fn replace(&mut self, t: f64, from: usize, replaced: &[DecodedMove], by: Vec<DecodedMove>, records: &mut Vec<Record>) -> bool {
+        let taken = self.before.len();
+        let back = from < taken;
+        if back {
+            self.engine = self.before[from].clone();
+            self.before.truncate(from);
+            self.moves.clear();
+            self.events.clear();
+            self.settled = t;
+            let sans = |ms: &[DecodedMove]| ms.iter().map(|m| shakmaty::san::San::from_move(&m.before, m.mv).to_string()).collect::<Vec<_>>();
+            let (replaced, by_san) = (sans(&replaced[..(taken - from).min(replaced.len())]), sans(&by));
+            let text = format!(
+                "the board now reads {} where {} was recorded",
+                if by_san.is_empty() { "no move".to_string() } else { by_san.join(" ") },
+                replaced.join(" ")
+            );
+            records.push(Record::Correction(crate::rules::Correction { t, ply: self.engine.ply() + 1, replaced, by: by_san, text }));
+        } else {
+            self.moves.truncate(from - taken);
+        }
+        self.moves.extend(by.into_iter().map(|m| (m, t)));
+        back
+    }
+
     /// Ends the input: the moves left, then the events left, go to the engine.
     pub fn finish(&mut self, events: Vec<Event>, moves: Vec<DecodedMove>, records: &mut Vec<Record>) -> Outcome {
         let mut outcome = self.push(events, moves, f64::INFINITY, f64::INFINITY, records);
@@ -148,6 +179,7 @@ impl Reconciler {
     /// the engine stands at `m` made (the opponent's touch that completes it, and what follows,
     /// wait for the next move); or, if none leaves it there, the move's own.
     fn settle(&mut self, m: &DecodedMove, cut: f64, records: &mut Vec<Record>, outcome: &mut Outcome) {
+        self.before.push(self.engine.clone());
         tracing::debug!("settling {} (began {:.2}s, done {:.2}s) with the events up to {cut:.2}s", crate::rules::record::uci(m.mv), m.began, m.t);
         let window: Vec<Event> = self.events.iter().filter(|e| e.t <= cut).copied().collect();
         let after = m.after();
@@ -249,6 +281,47 @@ mod tests {
 
     fn moves(records: &[Record]) -> Vec<String> {
         records.iter().filter_map(|r| if let Record::Move(m) = r { Some(crate::rules::record::uci(m.m)) } else { None }).collect()
+    }
+
+    #[test]
+    fn moves_the_decoder_takes_back_go_back_out_of_the_engine_with_a_correction() {
+        let start = Chess::default();
+        let mut r = Reconciler::new(Engine::new(start.clone(), Options::default()), Vec::new());
+        let line = |sans: &[&str]| {
+            let mut p = start.clone();
+            sans.iter()
+                .map(|s| {
+                    let m = s.parse::<shakmaty::san::San>().unwrap().to_move(&p).unwrap();
+                    let d = decoded(&p, m, 0.0, 0.0);
+                    p.play_unchecked(m);
+                    d
+                })
+                .collect::<Vec<_>>()
+        };
+        let wrong = line(&["e4", "Nh6", "d4"]);
+        let right = line(&["e4", "Nf6", "d4"]);
+        let mut records = Vec::new();
+        for (i, m) in wrong.iter().enumerate() {
+            let t = 1.0 + 2.0 * i as f64;
+            r.push(Vec::new(), vec![DecodedMove { began: t, t: t + 0.5, ..m.clone() }], t + 0.5, f64::INFINITY, &mut records);
+        }
+        // All three in the engine; the readings now show ...Nf6: the last two taken back.
+        assert!(r.replace(7.0, 1, &wrong[1..], right[1..].to_vec(), &mut records));
+        let corrections: Vec<_> = records.iter().filter_map(|r| if let Record::Correction(c) = r { Some(c.clone()) } else { None }).collect();
+        assert_eq!(corrections.len(), 1);
+        // From ply 1: 1.e4 stood on the board until Black's lift completed it, and is recorded
+        // again as ...Nf6 completes it.
+        assert_eq!((corrections[0].ply, corrections[0].replaced.clone(), corrections[0].by.clone()), (1, vec!["Nh6".to_string(), "d4".to_string()], vec!["Nf6".to_string(), "d4".to_string()]));
+        r.finish(Vec::new(), Vec::new(), &mut records);
+        r.engine_mut().finish(&mut records);
+        let after: Vec<String> = records.iter().skip_while(|r| !matches!(r, Record::Correction(_))).filter_map(|r| if let Record::Move(m) = r { Some(crate::rules::record::uci(m.m)) } else { None }).collect();
+        assert_eq!(after, ["e2e4", "g8f6", "d2d4"]);
+        // A move not yet in the engine is only dropped: nothing was said of it.
+        let mut r = Reconciler::new(Engine::new(start.clone(), Options::default()), Vec::new());
+        let mut records = Vec::new();
+        r.push(Vec::new(), vec![wrong[0].clone()], 0.1, 0.0, &mut records);
+        assert!(!r.replace(0.2, 0, &wrong[..1], right[..1].to_vec(), &mut records));
+        assert!(!records.iter().any(|r| matches!(r, Record::Correction(_))));
     }
 
     #[test]

@@ -180,6 +180,10 @@ impl Sinks {
                     tracing::warn!("{:.1}s: {}", w.t, w.text);
                 }
                 Record::ClaimClosed(_) => {}
+                Record::Correction(c) => {
+                    summary.moves = summary.moves.saturating_sub(c.replaced.len() as u64);
+                    tracing::warn!("{:.1}s: {}", c.t, c.text);
+                }
             }
             if let Some(mut p) = published {
                 p["at"] = json!(unix_seconds(o.decided_at));

@@ -187,6 +187,18 @@ pub enum Decoded {
         /// The move under way, where the board shows which (a piece set on its new square).
         mv: Option<DecodedMove>,
     },
+    /// Live: moves already put out that the readings now show otherwise, taken back from the
+    /// `from`-th move put out (0 for the first) and replaced.
+    Replaced {
+        /// When the decoder changed its mind.
+        t: f64,
+        /// How many of the moves put out before stand.
+        from: usize,
+        /// The moves taken back.
+        replaced: Vec<DecodedMove>,
+        /// The moves read in their place (none where the readings show no move was made).
+        by: Vec<DecodedMove>,
+    },
     /// A move that led was replaced by another reading of the game before it went out.
     Correction {
         /// When the other reading took the lead.
@@ -223,11 +235,20 @@ pub struct Decoder {
     /// Each square's likeliest class as last read (none under a hand), and since when it has
     /// read so.
     views: [(Option<usize>, f64); 64],
+    /// The moves sent, in order.
+    sent: Vec<Arc<Step>>,
+    /// Live: the first move sent that the leading history does not hold, what it holds there
+    /// instead, and since when it has led so.
+    rival: Option<(usize, Option<Arc<Step>>, f64)>,
 }
 
 /// Squares under hands and arms from which a reading does not show the board: half of it
 /// (someone leaning over the board, not a hand making a move).
 const HIDDEN: usize = 32;
+
+/// Live, how much likelier (in nats) the reading that takes moves sent back must be than the
+/// best that keeps them: 100 to 1.
+const CORRECTION_MARGIN: f64 = 4.6;
 
 /// The confidence of a move put out unfinished ([`Decoded::Unfinished`]): no ruling rests on
 /// it alone.
@@ -252,7 +273,7 @@ const BRIDGE_KEPT: usize = 8;
 impl Decoder {
     /// A decoder for a game starting from `start`.
     pub fn new(start: Chess, opts: Options) -> Decoder {
-        Decoder { opts, beam: vec![Node::start(start)], out: None, leading: Vec::new(), last_t: f64::NEG_INFINITY, seen_t: f64::NEG_INFINITY, shown_last: false, moves: HashMap::new(), views: [(None, f64::NEG_INFINITY); 64] }
+        Decoder { opts, beam: vec![Node::start(start)], out: None, leading: Vec::new(), last_t: f64::NEG_INFINITY, seen_t: f64::NEG_INFINITY, shown_last: false, moves: HashMap::new(), views: [(None, f64::NEG_INFINITY); 64], sent: Vec::new(), rival: None }
     }
 
     /// The board the leading hypothesis shows now (a state in the middle of a move included).
@@ -554,17 +575,15 @@ impl Decoder {
     /// not yet out, and since when each has led; a move that led for a while and was replaced
     /// is a correction.
     fn follow(&mut self, t: f64, looks: f64, out: &mut Vec<Decoded>) {
-        let done = self.out.as_ref().map_or(0, |s| s.depth);
-        let mut steps = Vec::new();
-        let mut step = self.beam[0].hist.clone();
-        while let Some(s) = step {
-            if s.depth <= done {
-                break;
-            }
-            step = s.prev.clone();
-            steps.push(s);
+        self.revise(t, out);
+        // Live, a leading history that takes back a move sent puts nothing more out until it
+        // has replaced it.
+        if self.out.as_ref().is_some_and(|o| !holds(&self.beam[0], o)) {
+            self.leading.clear();
+            return;
         }
-        steps.reverse();
+        let done = self.out.as_ref().map_or(0, |s| s.depth);
+        let steps = after(&self.beam[0], done);
         let mut leading: Vec<Leading> = Vec::with_capacity(steps.len());
         let mut same = true;
         for (i, s) in steps.into_iter().enumerate() {
@@ -610,16 +629,57 @@ impl Decoder {
             tracing::debug!("{} goes out at {t:.2}s: begun {:.2}s, done {:.2}s, leading since {:.2}s", san(&l.step.before, l.step.mv), l.step.began, l.step.t, l.since);
             out.push(Decoded::Move(DecodedMove { mv: l.step.mv, before: l.step.before.clone(), illegal: l.step.illegal, began: l.step.began, t: l.step.t, conf }));
             self.out = Some(l.step.clone());
+            self.sent.push(l.step.clone());
             sent += 1;
         }
         if sent == 0 {
             return;
         }
         self.leading.drain(..sent);
-        // Only histories through the moves sent remain (the leading one among them: the moves
-        // sent are its own).
-        let tip = self.out.clone().expect("a move was sent");
-        self.beam.retain(|n| holds(n, &tip));
+        // Offline only histories through the moves sent remain (the leading one among them: the
+        // moves sent are its own): they were final. Live the others stay, and one of them may
+        // yet take the moves sent back (see `revise`).
+        if matches!(self.opts.commit, Commit::Final { .. }) {
+            let tip = self.out.clone().expect("a move was sent");
+            self.beam.retain(|n| holds(n, &tip));
+        }
+    }
+
+    /// Live: where the leading history no longer holds a move sent, and has led without it for
+    /// the lag and by [`CORRECTION_MARGIN`] over the best history that holds it, the moves sent
+    /// from that one on are taken back and the leading history's put out in their place.
+    fn revise(&mut self, t: f64, out: &mut Vec<Decoded>) {
+        let Commit::Lag(lag_s) = self.opts.commit else { return };
+        let leader = &self.beam[0];
+        let Some(from) = self.sent.iter().position(|s| !holds(leader, s)) else {
+            self.rival = None;
+            return;
+        };
+        let instead = leader.hist.as_ref().and_then(|h| h.at(from + 1));
+        let same = self.rival.as_ref().is_some_and(|(k, step, _)| *k == from && step.as_ref().map(Arc::as_ptr) == instead.as_ref().map(Arc::as_ptr));
+        if !same {
+            self.rival = Some((from, instead, t));
+            return;
+        }
+        let since = self.rival.as_ref().map_or(t, |r| r.2);
+        let kept = self.beam.iter().filter(|n| holds(n, &self.sent[from])).map(|n| n.cost).fold(f64::INFINITY, f64::min);
+        if t - since < lag_s || kept - leader.cost < CORRECTION_MARGIN {
+            return;
+        }
+        let by = after(leader, from);
+        let moved = |s: &Arc<Step>| DecodedMove { mv: s.mv, before: s.before.clone(), illegal: s.illegal, began: s.began, t: s.t, conf: 0.5 };
+        let replaced: Vec<DecodedMove> = self.sent[from..].iter().map(moved).collect();
+        let mut placed: Vec<DecodedMove> = by.iter().map(moved).collect();
+        for (m, s) in placed.iter_mut().zip(&by) {
+            m.conf = self.conf(s);
+        }
+        tracing::debug!("taken back from move {}: {} read as {}", from + 1, replaced.iter().map(|m| san(&m.before, m.mv)).collect::<Vec<_>>().join(" "), placed.iter().map(|m| san(&m.before, m.mv)).collect::<Vec<_>>().join(" "));
+        out.push(Decoded::Replaced { t, from, replaced, by: placed });
+        self.sent.truncate(from);
+        self.sent.extend(by);
+        self.out = self.sent.last().cloned();
+        self.leading.clear();
+        self.rival = None;
     }
 
     /// Whether every hypothesis alive holds `step`: no reading to come can replace it.
@@ -639,6 +699,21 @@ impl Decoder {
         let margin = rival - self.beam[0].cost;
         (1.0 / (1.0 + (-margin).exp())) as f32
     }
+}
+
+/// The moves of `node`'s history past the first `depth`, in order.
+fn after(node: &Node, depth: usize) -> Vec<Arc<Step>> {
+    let mut steps = Vec::new();
+    let mut step = node.hist.clone();
+    while let Some(s) = step {
+        if s.depth <= depth {
+            break;
+        }
+        step = s.prev.clone();
+        steps.push(s);
+    }
+    steps.reverse();
+    steps
 }
 
 /// Whether `node`'s history holds `step`.

@@ -75,6 +75,11 @@ impl Film {
                 Decoded::Move(m) => moves.push(m),
                 Decoded::Correction { text, .. } => corrections.push(text),
                 Decoded::Unfinished { mv, .. } => moves.extend(mv),
+                Decoded::Replaced { from, by, .. } => {
+                    corrections.push(format!("taken back from move {}", from + 1));
+                    moves.truncate(from);
+                    moves.extend(by);
+                }
             }
         }
         (moves, corrections)
@@ -239,11 +244,17 @@ fn a_misread_is_outvoted_and_a_later_reading_switches_the_history() {
     film.play(&mut p, moves[2]);
     let (read, corrections) = film.decode(start.clone(), Options::default());
     assert_eq!(ucis(&read), ["e2e4", "g8f6", "d2d4"]);
-    // Offline the misread never went out. With a lag shorter than the misread it does, and the
-    // game is not lost: White's next move is still read.
+    // Offline the misread never went out. Live, with a lag shorter than the misread, it does;
+    // once the readings show f6, it is taken back, ...Nf6 put out in its place, and the game
+    // read on.
     assert!(corrections.is_empty(), "{corrections:?}");
-    let (read, _) = film.decode(start, Options::with_lag(0.1));
-    assert_eq!(ucis(&read)[..3], ["e2e4", "g8h6", "d2d4"]);
+    let (sent_live, said) = sent(&film, start.clone(), Options::with_lag(0.1));
+    assert_eq!(sent_live.iter().map(|m| m.0.as_str()).collect::<Vec<_>>(), ["e2e4", "g8h6", "d2d4"], "{sent_live:?}");
+    let taken_back: Vec<_> = said.iter().filter_map(|d| match d { Decoded::Replaced { from, replaced, by, .. } => Some((*from, ucis(replaced), ucis(by))), _ => None }).collect();
+    assert_eq!(taken_back, [(1, vec!["g8h6".to_string()], vec!["g8f6".to_string()])], "{said:?}");
+    let (read, corrections) = film.decode(start, Options::with_lag(0.1));
+    assert_eq!(ucis(&read), ["e2e4", "g8f6", "d2d4"]);
+    assert_eq!(corrections.len(), 1, "{corrections:?}");
 }
 
 #[test]

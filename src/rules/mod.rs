@@ -17,7 +17,7 @@ use shakmaty::{Board, ByColor, CastlingMode, Chess, Color, EnPassantMode, FromSe
 use crate::events::{Action, Event, Hand};
 use obligation::{Commitment, Obligation, Touched};
 use physical::{Physical, Tracked};
-pub use record::{Article, ClaimClosed, Evidence, MoveRecord, Record, Ruling, Verdict, Warning};
+pub use record::{Article, ClaimClosed, Correction, Evidence, MoveRecord, Record, Ruling, Verdict, Warning};
 
 /// The time control, which sets the penalty for an illegal move (7.5.5, A.3).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -196,6 +196,11 @@ impl Engine {
             return None;
         }
         self.legal_result()
+    }
+
+    /// Moves recorded so far.
+    pub fn ply(&self) -> u32 {
+        self.ply
     }
 
     /// Processes one event, appending what it causes to `out`. Returns the event as the engine

@@ -200,6 +200,25 @@ pub struct ClaimClosed {
     pub text: String,
 }
 
+/// Moves already recorded that the game decoder now reads otherwise (live, where a move goes
+/// out before the readings settle it): they are taken back from `ply` on, and the moves that
+/// replace them follow as moves of their own.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Correction {
+    /// When the decoder changed its mind.
+    pub t: f64,
+    /// The first ply taken back from the record: the moves recorded from it on are taken back
+    /// (a move standing on the board, completed by the first move taken back, is recorded
+    /// again when its replacement completes it).
+    pub ply: u32,
+    /// The moves taken back, in SAN.
+    pub replaced: Vec<String>,
+    /// The moves the decoder reads in their place, in SAN.
+    pub by: Vec<String>,
+    /// One plain sentence.
+    pub text: String,
+}
+
 /// One line of the engine's output.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Record {
@@ -211,6 +230,8 @@ pub enum Record {
     Warning(Warning),
     /// A claim window that closed.
     ClaimClosed(ClaimClosed),
+    /// Moves taken back and read otherwise.
+    Correction(Correction),
 }
 
 impl Record {
@@ -221,6 +242,7 @@ impl Record {
             Record::Ruling(r) => r.t,
             Record::Warning(r) => r.t,
             Record::ClaimClosed(r) => r.t,
+            Record::Correction(r) => r.t,
         }
     }
 }
@@ -280,6 +302,13 @@ impl Serialize for Record {
                 map.serialize_entry("side", &side(r.side))?;
                 map.serialize_entry("breach_t", &r.breach_t)?;
                 map.serialize_entry("breach_article", r.breach_article.as_str())?;
+                map.serialize_entry("text", &r.text)?;
+            }
+            Record::Correction(r) => {
+                map.serialize_entry("kind", "correction")?;
+                map.serialize_entry("ply", &r.ply)?;
+                map.serialize_entry("replaced", &r.replaced)?;
+                map.serialize_entry("by", &r.by)?;
                 map.serialize_entry("text", &r.text)?;
             }
         }
