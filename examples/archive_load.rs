@@ -101,7 +101,14 @@ fn run(args: &Args, jobs: &[(PathBuf, PathBuf)], cores: &[usize], kill: bool, wo
     let started = Instant::now();
     let mut workers: Vec<Running> = cores.iter().enumerate().map(|(i, &core)| worker(args, &url, &results, core, &format!("w{i}"))).collect();
     let mut killed = !kill;
+    let done = |results: &Path| std::fs::read_dir(results).map_or(0, |d| d.filter_map(|e| e.ok()).filter(|e| !e.file_name().to_string_lossy().starts_with('.')).count());
     loop {
+        // Watched through the results folder, which costs the workers' cores nothing; the
+        // broker is asked (a `queue status` process) only to find a job to kill, and at the end.
+        if killed && done(&results) < jobs.len() {
+            std::thread::sleep(Duration::from_millis(50));
+            continue;
+        }
         let states = states(&args.touchmove, &url);
         if !killed && let Some(job) = states.iter().find(|s| s["stage"] == "running" && s["worker"] == "w0") {
             workers[0].0.kill().unwrap();
@@ -114,7 +121,7 @@ fn run(args: &Args, jobs: &[(PathBuf, PathBuf)], cores: &[usize], kill: bool, wo
         if killed && states.len() == jobs.len() && states.iter().all(|s| s["stage"] == "done" || s["stage"] == "failed") {
             return (started.elapsed().as_secs_f64(), states, results);
         }
-        std::thread::sleep(Duration::from_millis(200));
+        std::thread::sleep(Duration::from_millis(100));
     }
 }
 
