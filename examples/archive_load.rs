@@ -151,6 +151,8 @@ fn main() {
         if same { identical += 1 } else { differing.push(video.display().to_string()) }
     }
     let failed = states.iter().filter(|s| s["stage"] == "failed").count();
+    let mut seconds: Vec<f64> = states.iter().filter_map(|s| s["seconds"].as_f64()).collect();
+    seconds.sort_by(f64::total_cmp);
     println!(
         "{}",
         json!({
@@ -160,6 +162,9 @@ fn main() {
             "two_over_one": (two / one * 100.0).round() / 100.0,
             "killed_run_s": (faulted * 10.0).round() / 10.0,
             "results": folders,
+            "job_s_min": seconds.first().map(|s| (s * 10.0).round() / 10.0),
+            "job_s_median": seconds.get(seconds.len() / 2).map(|s| (s * 10.0).round() / 10.0),
+            "job_s_max": seconds.last().map(|s| (s * 10.0).round() / 10.0),
             "failed": failed,
             "identical_to_analyse": identical,
             "differing": differing,
