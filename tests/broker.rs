@@ -3,7 +3,7 @@
 //! published by several boards at once, and the round gathered from the broker, whose PGN must
 //! end identical to the round the same records make with no broker between. Faults: the round
 //! server restarted mid-round, the broker killed with SIGKILL and restarted on its store, a
-//! board cut off from the broker. Then the binary: credentials refused, an unknown host, a
+//! board cut off from the broker. Then the binary: a token and NKeys refused, an unknown host, a
 //! board id claimed twice, and `live --publish` of a fixture clip gathered by `round --nats`.
 //! (The same runs at full size, 1,000 boards and a 30 s cut, are `examples/round_load.rs`.)
 
@@ -293,4 +293,28 @@ fn live_publishes_a_clip_that_round_gathers_and_a_second_board_with_its_id_is_re
     assert!(events.contains("\"kind\":\"move\"") && events.contains("\"kind\":\"ruling\"") && events.contains("\nid: "), "{events}");
     let metrics = get(&format!("{base}/metrics"), &[]).2;
     assert!(metrics.lines().any(|l| l == "touchmove_round_boards 1"), "{metrics}");
+}
+
+#[test]
+fn a_broker_with_nkeys_admits_the_seed_it_knows_and_refuses_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let known = nkeys::KeyPair::new_user();
+    let stranger = nkeys::KeyPair::new_user();
+    let config = dir.path().join("nats.conf");
+    std::fs::write(&config, format!("authorization {{\n  users = [{{ nkey: {} }}]\n}}\n", known.public_key())).unwrap();
+    let server = NatsServer::with_args(&["-c", config.to_str().unwrap()]);
+    let (known_seed, stranger_seed) = (dir.path().join("known.nk"), dir.path().join("stranger.nk"));
+    std::fs::write(&known_seed, known.seed().unwrap() + "\n").unwrap();
+    std::fs::write(&stranger_seed, stranger.seed().unwrap() + "\n").unwrap();
+    let within = Duration::from_secs(20);
+    let url = server.url();
+    let (code, err) = touchmove(&["queue", "status", "--nats", &url, "--nats-nkey", known_seed.to_str().unwrap()], within);
+    assert_eq!(code, Some(0), "{err}");
+    for refused in [vec!["--nats-nkey", stranger_seed.to_str().unwrap()], vec![]] {
+        let mut args = vec!["queue", "status", "--nats", &url];
+        args.extend(refused.iter().copied());
+        let (code, err) = touchmove(&args, within);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(err.contains("refuses the credentials") && err.contains(&url), "{err}");
+    }
 }
