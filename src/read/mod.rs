@@ -235,12 +235,24 @@ pub struct Decoder {
     /// Each square's likeliest class as last read (none under a hand), and since when it has
     /// read so.
     views: [(Option<usize>, f64); 64],
+    /// When a hand last covered each square.
+    covered: [f64; 64],
+    /// When a hand was last seen over or beside the board.
+    hand_t: f64,
     /// The moves sent, in order.
     sent: Vec<Arc<Step>>,
     /// Live: the first move sent that the leading history does not hold, what it holds there
     /// instead, and since when it has led so.
     rival: Option<(usize, Option<Arc<Step>>, f64)>,
 }
+
+/// Seconds after a hand covered a square during which a piece may have been set there; and
+/// after a hand was last seen, during which the camera is taken to see the hands that move the
+/// pieces.
+const REACHED_S: f64 = 5.0;
+
+/// How surely a hand shows ([`Evidence::hands`]) from which the camera sees hands.
+const HAND_SEEN: f32 = 0.5;
 
 /// Squares under hands and arms from which a reading does not show the board: half of it
 /// (someone leaning over the board, not a hand making a move).
@@ -273,7 +285,7 @@ const BRIDGE_KEPT: usize = 8;
 impl Decoder {
     /// A decoder for a game starting from `start`.
     pub fn new(start: Chess, opts: Options) -> Decoder {
-        Decoder { opts, beam: vec![Node::start(start)], out: None, leading: Vec::new(), last_t: f64::NEG_INFINITY, seen_t: f64::NEG_INFINITY, shown_last: false, moves: HashMap::new(), views: [(None, f64::NEG_INFINITY); 64], sent: Vec::new(), rival: None }
+        Decoder { opts, beam: vec![Node::start(start)], out: None, leading: Vec::new(), last_t: f64::NEG_INFINITY, seen_t: f64::NEG_INFINITY, shown_last: false, moves: HashMap::new(), views: [(None, f64::NEG_INFINITY); 64], covered: [f64::NEG_INFINITY; 64], hand_t: f64::NEG_INFINITY, sent: Vec::new(), rival: None }
     }
 
     /// The board the leading hypothesis shows now (a state in the middle of a move included).
@@ -390,15 +402,15 @@ impl Decoder {
         self.moves.entry(key.0).or_insert_with(|| Arc::new(hypothesis::moves(pos))).clone()
     }
 
-    /// Illegal moves the board proposes from `pos`, whatever the hands did (stills, a fast hand
-    /// and a slow camera show none): a piece of the mover's read gone from its square and one of
-    /// its colour read where no legal move puts one; and castling the board shows made where
-    /// the rules forbid it (out of, through or into check).
-    fn illegal(pos: &Chess, legal: &[Transition], ev: &Evidence) -> Vec<Transition> {
+    /// Illegal moves the board proposes from `pos`: a piece of the mover's read gone from its
+    /// square and one of its colour read, on a square of `reached`, where no legal move puts
+    /// one; and castling the board shows made where the rules forbid it (out of, through or into
+    /// check).
+    fn illegal(pos: &Chess, legal: &[Transition], ev: &Evidence, reached: Bitboard) -> Vec<Transition> {
         let mover = pos.turn();
         let board = pos.board();
         let gone = board.by_color(mover) & ev.empty;
-        let came = ev.colour(mover) & !board.by_color(mover);
+        let came = ev.colour(mover) & !board.by_color(mover) & reached;
         let mut out = Vec::new();
         for from in gone {
             for to in came {
@@ -423,6 +435,21 @@ impl Decoder {
     fn step(&mut self, ev: &Evidence, t: f64, unseen: f64) {
         let costs = self.opts.costs;
         let skip = unseen >= self.opts.skip_gap_s;
+        // Pieces move in hands. Where the camera sees them (video with hands in view lately), an
+        // illegal move is proposed only onto a square a hand covered lately: a square read
+        // otherwise where no hand went is a misread. Where it sees none (stills a move apart,
+        // photos made into a video, a fast hand at a slow frame rate), any square will do.
+        for sq in ev.covered {
+            self.covered[sq as usize] = t;
+        }
+        if ev.hands >= HAND_SEEN {
+            self.hand_t = t;
+        }
+        let reached: Bitboard = if skip || t - self.hand_t > REACHED_S {
+            Bitboard::FULL
+        } else {
+            shakmaty::Square::ALL.into_iter().filter(|&sq| t - self.covered[sq as usize] <= REACHED_S).collect()
+        };
         let unheld = costs.unheld * ev.weight * f64::from(1.0 - ev.hands);
         let beam = std::mem::take(&mut self.beam);
         let mut next: HashMap<(u64, u64), Node> = HashMap::new();
@@ -449,7 +476,7 @@ impl Decoder {
                 edits.map(|(sq, p)| ev.square(sq, p) - ev.square(sq, node.shown.piece_at(sq))).sum::<f64>()
             };
             let legal = self.transitions(&node.pos);
-            let illegal = if quiet { Decoder::illegal(&node.pos, &legal, ev) } else { Vec::new() };
+            let illegal = if quiet { Decoder::illegal(&node.pos, &legal, ev, reached) } else { Vec::new() };
             let diff = node.diff();
             // What this reading says of the board the best single move shows, against now.
             let mut one_move = 0.0f64;

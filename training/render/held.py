@@ -3,7 +3,7 @@
 or as photos are turned into a video to be read. With --noise, each frame gets fresh sensor
 noise, so the frames of one photo are not identical (a real camera's are not) and the gate
 reads them all. The labels are re-timed: ply k, made between photos k - 1 and k, is made in the
-window between the first frames of those photos.
+window between the times those photos are first shown, and so are the rulings.
 
     .venv/bin/python -m render.held --games ../fixtures/games --out /tmp/held
     touchmove eval /tmp/held
@@ -55,12 +55,15 @@ def hold(src: str, dst: str, seconds: float, fps: int, noise: float, seed: int, 
     ff.stdin.close()
     if ff.wait():
         raise SystemExit(f"{dst}: ffmpeg failed")
-    moves = [dict(m, **{"from": m["from"] * per, "to": m["to"] * per}) for m in labels["moves"]]
+    # Windows are in seconds: photo k (shown at k s) is shown from k * held s on.
+    held = per / fps
+    moves = [dict(m, **{"from": m["from"] * held, "to": m["to"] * held}) for m in labels["moves"]]
+    rulings = [dict(r, **{"from": r["from"] * held, "to": r["to"] * held}) for r in labels.get("rulings", [])]
     frames = [dict(f, frame=f["frame"] * per + k) for f in labels["frames"] for k in range(0, per, max(1, per // 4))]
     corners = np.array(labels["corners"], dtype=np.float64) * scale
     diagonal = np.linalg.norm(corners[2] - corners[0])
     corners += rng.uniform(-1.0, 1.0, corners.shape) * jitter * diagonal / np.sqrt(2.0)
-    copy = dict(labels, video="clip.mp4", corners=[[round(x, 2), round(y, 2)] for x, y in corners], fps=fps, duration=len(photos) * per / fps, moves=moves, frames=frames,
+    copy = dict(labels, video="clip.mp4", corners=[[round(x, 2), round(y, 2)] for x, y in corners], rulings=rulings, fps=fps, duration=len(photos) * per / fps, moves=moves, frames=frames,
                 note=labels.get("note", "") + f" Each photo held {per / fps:g} s at {fps} fps, noise {noise:g} (render.held).")
     with open(os.path.join(dst, "labels.json"), "w") as f:
         json.dump(copy, f, separators=(",", ":"))
