@@ -8,8 +8,9 @@
 //!    (as systemd's `Restart=always` would): every recording must end with exactly one result,
 //!    identical (events, rulings, track, PGN) to `touchmove analyse` run on it alone.
 //!
-//! Recordings: every clip of `fixtures/clips/` and `fixtures/variants/` and the bench clip,
-//! with the calibration beside it or, where there is none, made from its labelled corners, as
+//! Recordings: the 35 of `fixtures/`, every clip of `fixtures/clips/` and `fixtures/variants/`
+//! and every game photographed a move of `fixtures/games/` (a folder of photos), with the
+//! calibration beside it or, where there is none, made from its labelled corners, as
 //! `touchmove eval` makes it. The small version is `tests/archive.rs`.
 //!
 //! ```text
@@ -62,21 +63,20 @@ impl Drop for Running {
 /// The recordings and their calibrations (made in `work` where not beside them).
 fn recordings(work: &Path) -> Vec<(PathBuf, PathBuf)> {
     let mut out = Vec::new();
-    for root in ["fixtures/clips", "fixtures/variants"] {
+    for root in ["fixtures/clips", "fixtures/variants", "fixtures/games"] {
         for dir in touchmove::cmd::eval::find_clips(&[PathBuf::from(root)]).unwrap() {
+            let labels = touchmove::eval::labels::Labels::load(&dir).unwrap();
             let beside = dir.join("calibration.json");
             let calibration = if beside.is_file() {
                 beside
             } else {
-                let labels = touchmove::eval::labels::Labels::load(&dir).unwrap();
                 let made = work.join(format!("{}-{}.json", root.replace('/', "-"), dir.file_name().unwrap().to_string_lossy()));
                 touchmove::cmd::eval::calibration(&labels, &dir).unwrap().save(&made).unwrap();
                 made
             };
-            out.push((dir.join("clip.mp4"), calibration));
+            out.push((labels.video.clone(), calibration));
         }
     }
-    out.push((PathBuf::from("fixtures/bench/touch-own-720p.mp4"), PathBuf::from("fixtures/bench/touch-own-720p.json")));
     out
 }
 
