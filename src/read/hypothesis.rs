@@ -32,6 +32,11 @@ pub struct Step {
 }
 
 impl Step {
+    /// The move as the decoder says it, with its confidence `conf`.
+    pub fn decoded(&self, conf: f32) -> super::DecodedMove {
+        super::DecodedMove { mv: self.mv, before: self.before.clone(), illegal: self.illegal, began: self.began, t: self.t, conf }
+    }
+
     /// The step at `depth` in this history (1 = the first move), if the history is that long.
     pub fn at(self: &Arc<Step>, depth: usize) -> Option<Arc<Step>> {
         let mut step = self.clone();

@@ -112,9 +112,9 @@ pub enum Commit {
     Lag(f64),
     /// Once it is final: every hypothesis still alive holds it (the beam has coalesced on it)
     /// and no hand is over its squares (a hand there may still change it: a promotion's piece
-    /// exchanged), or at the end of the input. `analyse` and `eval` have the whole recording. An ambiguity
-    /// that lasts is capped: a move that has led for `patience_s`, no hand over its squares, goes
-    /// out as the leading history has it, and so does the oldest of more than
+    /// exchanged), or at the end of the input; `analyse` and `eval` have the whole recording.
+    /// An ambiguity that lasts is capped: a move that has led for `patience_s`, no hand over its
+    /// squares, goes out as the leading history has it, and so does the oldest of more than
     /// [`MOST_PENDING`] moves not out.
     Final {
         /// Seconds a leading move may wait for the beam to coalesce on it.
@@ -215,14 +215,14 @@ struct Leading {
     step: Arc<Step>,
     since: f64,
     looks: f64,
+    /// The squares the move changes.
+    squares: Bitboard,
 }
 
 /// The decoder: feed it readings in time order.
 pub struct Decoder {
     opts: Options,
     beam: Vec<Node>,
-    /// The last move that went out.
-    out: Option<Arc<Step>>,
     leading: Vec<Leading>,
     last_t: f64,
     /// The last frame that showed the board: a reading with less than half of it under hands
@@ -239,7 +239,7 @@ pub struct Decoder {
     covered: [f64; 64],
     /// When a hand was last seen over or beside the board.
     hand_t: f64,
-    /// The moves sent, in order.
+    /// The moves sent, in order (the last is where the next goes out from).
     sent: Vec<Arc<Step>>,
     /// Live: the first move sent that the leading history does not hold, what it holds there
     /// instead, and since when it has led so.
@@ -285,7 +285,7 @@ const BRIDGE_KEPT: usize = 8;
 impl Decoder {
     /// A decoder for a game starting from `start`.
     pub fn new(start: Chess, opts: Options) -> Decoder {
-        Decoder { opts, beam: vec![Node::start(start)], out: None, leading: Vec::new(), last_t: f64::NEG_INFINITY, seen_t: f64::NEG_INFINITY, shown_last: false, moves: HashMap::new(), views: [(None, f64::NEG_INFINITY); 64], covered: [f64::NEG_INFINITY; 64], hand_t: f64::NEG_INFINITY, sent: Vec::new(), rival: None }
+        Decoder { opts, beam: vec![Node::start(start)], leading: Vec::new(), last_t: f64::NEG_INFINITY, seen_t: f64::NEG_INFINITY, shown_last: false, moves: HashMap::new(), views: [(None, f64::NEG_INFINITY); 64], covered: [f64::NEG_INFINITY; 64], hand_t: f64::NEG_INFINITY, sent: Vec::new(), rival: None }
     }
 
     /// The board the leading hypothesis shows now (a state in the middle of a move included).
@@ -420,11 +420,11 @@ impl Decoder {
                 out.extend(Transition::illegal(pos, from, to));
             }
         }
-        let king = board.king_of(mover).filter(|k| gone.contains(*k));
-        for rook in king.map_or(Bitboard::EMPTY, |_| pos.castles().castling_rights() & board.by_color(mover)) {
-            let king = king.expect("the king is gone from its square");
-            if !legal.iter().any(|tr| tr.mv == Move::Castle { king, rook }) {
-                out.extend(Transition::illegal_castle(pos, king, rook));
+        if let Some(king) = board.king_of(mover).filter(|k| gone.contains(*k)) {
+            for rook in pos.castles().castling_rights() & board.by_color(mover) {
+                if !legal.iter().any(|tr| tr.mv == Move::Castle { king, rook }) {
+                    out.extend(Transition::illegal_castle(pos, king, rook));
+                }
             }
         }
         out
@@ -605,18 +605,21 @@ impl Decoder {
         self.revise(t, out);
         // Live, a leading history that takes back a move sent puts nothing more out until it
         // has replaced it.
-        if self.out.as_ref().is_some_and(|o| !holds(&self.beam[0], o)) {
+        if self.sent.last().is_some_and(|o| !holds(&self.beam[0], o)) {
             self.leading.clear();
             return;
         }
-        let done = self.out.as_ref().map_or(0, |s| s.depth);
+        let done = self.sent.last().map_or(0, |s| s.depth);
         let steps = after(&self.beam[0], done);
         let mut leading: Vec<Leading> = Vec::with_capacity(steps.len());
         let mut same = true;
         for (i, s) in steps.into_iter().enumerate() {
             same &= self.leading.get(i).is_some_and(|l| l.step.mv == s.mv && l.step.illegal == s.illegal);
-            let (since, before) = if same { (self.leading[i].since, self.leading[i].looks) } else { (t, 0.0) };
-            leading.push(Leading { step: s, since, looks: before + looks });
+            let (since, before, squares) = match self.leading.get(i) {
+                Some(l) if same => (l.since, l.looks, l.squares),
+                _ => (t, 0.0, hypothesis::changes(s.before.board(), hypothesis::after(&s.before, s.mv, s.illegal).board()).iter().map(|c| c.sq).collect()),
+            };
+            leading.push(Leading { step: s, since, looks: before + looks, squares });
         }
         // A move the decoder only holds back until it is final was never said: replacing it
         // is no correction.
@@ -642,8 +645,7 @@ impl Decoder {
         let pending = self.leading.len();
         for (i, l) in self.leading.iter().enumerate() {
             if let Some(ev) = ev {
-                let squares: Bitboard = hypothesis::changes(l.step.before.board(), hypothesis::after(&l.step.before, l.step.mv, l.step.illegal).board()).iter().map(|c| c.sq).collect();
-                let clear = !(squares & ev.covered).any();
+                let clear = !(l.squares & ev.covered).any();
                 let ready = match self.opts.commit {
                     Commit::Lag(lag_s) => clear && t - l.since >= lag_s && l.looks >= lag_s / self.opts.params.look_s,
                     Commit::Final { patience_s } => (clear && (self.held_by_all(&l.step) || t - l.since >= patience_s)) || pending - i > MOST_PENDING,
@@ -654,8 +656,7 @@ impl Decoder {
             }
             let conf = self.conf(&l.step);
             tracing::debug!("{} goes out at {t:.2}s: begun {:.2}s, done {:.2}s, leading since {:.2}s", san(&l.step.before, l.step.mv), l.step.began, l.step.t, l.since);
-            out.push(Decoded::Move(DecodedMove { mv: l.step.mv, before: l.step.before.clone(), illegal: l.step.illegal, began: l.step.began, t: l.step.t, conf }));
-            self.out = Some(l.step.clone());
+            out.push(Decoded::Move(l.step.decoded(conf)));
             self.sent.push(l.step.clone());
             sent += 1;
         }
@@ -667,7 +668,7 @@ impl Decoder {
         // moves sent are its own): they were final. Live the others stay, and one of them may
         // yet take the moves sent back (see `revise`).
         if matches!(self.opts.commit, Commit::Final { .. }) {
-            let tip = self.out.clone().expect("a move was sent");
+            let tip = self.sent.last().cloned().expect("a move was sent");
             self.beam.retain(|n| holds(n, &tip));
         }
     }
@@ -694,17 +695,12 @@ impl Decoder {
             return;
         }
         let by = after(leader, from);
-        let moved = |s: &Arc<Step>| DecodedMove { mv: s.mv, before: s.before.clone(), illegal: s.illegal, began: s.began, t: s.t, conf: 0.5 };
-        let replaced: Vec<DecodedMove> = self.sent[from..].iter().map(moved).collect();
-        let mut placed: Vec<DecodedMove> = by.iter().map(moved).collect();
-        for (m, s) in placed.iter_mut().zip(&by) {
-            m.conf = self.conf(s);
-        }
+        let replaced: Vec<DecodedMove> = self.sent[from..].iter().map(|s| s.decoded(self.conf(s))).collect();
+        let placed: Vec<DecodedMove> = by.iter().map(|s| s.decoded(self.conf(s))).collect();
         tracing::debug!("taken back from move {}: {} read as {}", from + 1, replaced.iter().map(|m| san(&m.before, m.mv)).collect::<Vec<_>>().join(" "), placed.iter().map(|m| san(&m.before, m.mv)).collect::<Vec<_>>().join(" "));
         out.push(Decoded::Replaced { t, from, replaced, by: placed });
         self.sent.truncate(from);
         self.sent.extend(by);
-        self.out = self.sent.last().cloned();
         self.leading.clear();
         self.rival = None;
     }

@@ -61,13 +61,23 @@ impl Film {
         self.show(&after, 20, 0.05, &[], None);
     }
 
-    fn decode(&self, start: Chess, opts: Options) -> (Vec<DecodedMove>, Vec<String>) {
+    /// What the decoder says of these readings, each with the time of the reading it said it
+    /// at (infinite for what it said at the end).
+    fn said(&self, start: Chess, opts: Options) -> Vec<(Decoded, f64)> {
         let mut d = Decoder::new(start, opts);
+        let mut said = Vec::new();
         let mut out = Vec::new();
         for r in &self.readings {
             d.push(r, &mut out);
+            said.extend(out.drain(..).map(|o| (o, r.t)));
         }
         d.finish(&mut out);
+        said.extend(out.into_iter().map(|o| (o, f64::INFINITY)));
+        said
+    }
+
+    fn decode(&self, start: Chess, opts: Options) -> (Vec<DecodedMove>, Vec<String>) {
+        let out = self.said(start, opts).into_iter().map(|(o, _)| o);
         let mut moves = Vec::new();
         let mut corrections = Vec::new();
         for o in out {
@@ -224,24 +234,35 @@ fn missed_frames_and_a_square_hidden_for_seconds_hold_the_move_back_without_losi
     assert!(corrections.is_empty());
 }
 
-#[test]
-fn a_misread_is_outvoted_and_a_later_reading_switches_the_history() {
+/// 1.e4 Nf6 2.d4 filmed with ...Nf6 first read as ...Nh6 for `frames` clear frames (f6 empty
+/// and h6 Black's, each read at `p`), then as it is for two seconds; and when the misread ends.
+fn misread_nf6(frames: usize, p: f32) -> (Film, f64) {
     let start = Chess::default();
-    // Black plays ...Nf6, but the first clear readings show f6 as empty and h6 as Black's: ...Nh6.
     let moves = line(&start, "e4 Nf6 d4");
     let mut film = Film::new();
-    let mut p = start.clone();
-    film.show(p.board(), 10, 0.05, &[], None);
-    film.play(&mut p, moves[0]);
-    let before = p.board().clone();
-    p.play_unchecked(moves[1]);
+    let mut pos = start.clone();
+    film.show(pos.board(), 10, 0.05, &[], None);
+    film.play(&mut pos, moves[0]);
+    let before = pos.board().clone();
+    pos.play_unchecked(moves[1]);
     let mut wrong = before.clone();
     wrong.discard_piece_at(Square::G8);
     wrong.set_piece_at(Square::H6, Color::Black.knight());
     film.show(&before, 4, 0.05, &[Square::G8], Some(Color::Black));
-    film.show(&wrong, 6, 0.05, &[], None);
-    film.show(p.board(), 40, 0.05, &[], None);
-    film.play(&mut p, moves[2]);
+    film.p = p;
+    film.show(&wrong, frames, 0.05, &[], None);
+    film.p = 0.9;
+    let misread_ends = film.t;
+    film.show(pos.board(), 40, 0.05, &[], None);
+    film.play(&mut pos, moves[2]);
+    (film, misread_ends)
+}
+
+#[test]
+fn a_misread_is_outvoted_and_a_later_reading_switches_the_history() {
+    let start = Chess::default();
+    // Black plays ...Nf6, but the first clear readings show f6 as empty and h6 as Black's: ...Nh6.
+    let (film, _) = misread_nf6(6, 0.9);
     let (read, corrections) = film.decode(start.clone(), Options::default());
     assert_eq!(ucis(&read), ["e2e4", "g8f6", "d2d4"]);
     // Offline the misread never went out. Live, with a lag shorter than the misread, it does;
@@ -462,23 +483,13 @@ fn moves_made_while_someone_hides_the_board_are_read_when_it_shows_again() {
 /// The moves `d` put out for `film`'s readings, each with the time of the reading at which it
 /// went out (the end for those `finish` gave).
 fn sent(film: &Film, start: Chess, opts: Options) -> (Vec<(String, f64)>, Vec<Decoded>) {
-    let mut d = Decoder::new(start, opts);
     let (mut sent, mut other) = (Vec::new(), Vec::new());
-    let mut out = Vec::new();
-    let take = |out: &mut Vec<Decoded>, t: f64, sent: &mut Vec<(String, f64)>, other: &mut Vec<Decoded>| {
-        for o in out.drain(..) {
-            match o {
-                Decoded::Move(m) => sent.push((crate::rules::record::uci(m.mv), t)),
-                o => other.push(o),
-            }
+    for (o, t) in film.said(start, opts) {
+        match o {
+            Decoded::Move(m) => sent.push((crate::rules::record::uci(m.mv), t)),
+            o => other.push(o),
         }
-    };
-    for r in &film.readings {
-        d.push(r, &mut out);
-        take(&mut out, r.t, &mut sent, &mut other);
     }
-    d.finish(&mut out);
-    take(&mut out, f64::INFINITY, &mut sent, &mut other);
     (sent, other)
 }
 
@@ -487,23 +498,7 @@ fn offline_a_move_goes_out_once_the_beam_has_coalesced_on_it_however_late() {
     let start = Chess::default();
     // Black plays ...Nf6, but for a second the readings show f6 empty and h6 Black's (a shadow,
     // read less surely), then f6 as it is.
-    let moves = line(&start, "e4 Nf6 d4");
-    let mut film = Film::new();
-    let mut p = start.clone();
-    film.show(p.board(), 10, 0.05, &[], None);
-    film.play(&mut p, moves[0]);
-    let before = p.board().clone();
-    p.play_unchecked(moves[1]);
-    let mut wrong = before.clone();
-    wrong.discard_piece_at(Square::G8);
-    wrong.set_piece_at(Square::H6, Color::Black.knight());
-    film.show(&before, 4, 0.05, &[Square::G8], Some(Color::Black));
-    film.p = 0.6;
-    film.show(&wrong, 20, 0.05, &[], None);
-    film.p = 0.9;
-    let misread_ends = film.t;
-    film.show(p.board(), 60, 0.05, &[], None);
-    film.play(&mut p, moves[2]);
+    let (film, misread_ends) = misread_nf6(20, 0.6);
     // A lag of half a second puts the misread out; waiting for the beam does not, and puts
     // ...Nf6 out only once the readings have settled it, before the game's end.
     let (lagged, _) = sent(&film, start.clone(), Options::with_lag(0.5));
