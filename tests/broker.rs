@@ -97,6 +97,41 @@ async fn the_round_server_restarted_mid_round_catches_up_with_nothing_lost_or_tw
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_round_server_stopped_with_a_batch_delivered_but_not_all_acknowledged_loses_none_of_it() {
+    let server = NatsServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (boards, expected) = round_of(2, 0.01);
+    let mut playing = Vec::new();
+    for (id, script) in boards {
+        let board = board(&server.url(), "6", &id, dir.path(), PublishMetrics::default()).await;
+        playing.push(tokio::spawn(async move { replay::play(board, &script, 1.0, 10.0).await }));
+    }
+    for p in playing {
+        assert_eq!(p.await.unwrap(), 0, "every record reached the broker");
+    }
+    // A round server that was delivered a batch of 60 and stopped having acknowledged 20 of
+    // them: the other 40 come again only after the acknowledgement wait (30 s).
+    let broker = Broker::connect(&server.url(), &Credentials::default(), "test round").await.unwrap();
+    let stream = broker.events().await.unwrap();
+    let consumer: async_nats::jetstream::consumer::PullConsumer = stream.get_or_create_consumer(&gather::durable_name("6"), gather::durable_config("6")).await.unwrap();
+    let mut batch = consumer.fetch().max_messages(60).messages().await.unwrap();
+    let first = Arc::new(Round::new("6"));
+    for i in 0..60 {
+        let message = futures_util::StreamExt::next(&mut batch).await.unwrap().unwrap();
+        let info = message.info().unwrap();
+        first.take(info.stream_sequence, info.published.unix_timestamp_nanos(), &message.payload);
+        if i < 20 {
+            message.ack().await.unwrap();
+        }
+    }
+    drop(batch);
+    // Started again, well within the wait: every record is in the round, once.
+    let second = Arc::new(Round::new("6"));
+    let _following = follow(&server.url(), &second).await;
+    until_same(&second, &expected, Duration::from_secs(10)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_broker_killed_and_restarted_mid_round_loses_nothing_and_repeats_nothing() {
     let mut server = NatsServer::start();
     let dir = tempfile::tempdir().unwrap();

@@ -4,9 +4,10 @@
 //!
 //! Each record is taken, then acknowledged: one taken but not acknowledged (the round stopped in
 //! between) comes again and is skipped as a repeat. At a restart, the records the consumer had
-//! acknowledged are read again from the stream (an ordered consumer, up to the durable one's
-//! acknowledgement floor) to rebuild the games, and the durable consumer goes on from where it
-//! stopped. The broker going away is waited for; the consumer is made again where it vanished.
+//! delivered are read again from the stream (an ordered consumer, up to the durable one's last
+//! delivered sequence, not its acknowledgement floor: a batch delivered but not all acknowledged
+//! would otherwise come again only after the acknowledgement wait, behind later records of the
+//! same board) to rebuild the games, and the durable consumer goes on from where it stopped. The broker going away is waited for; the consumer is made again where it vanished.
 
 pub mod games;
 
@@ -166,6 +167,19 @@ pub fn durable_name(round: &str) -> String {
     format!("round-{}", names::token(round))
 }
 
+/// The durable consumer `round` is gathered through.
+pub fn durable_config(round: &str) -> consumer::pull::Config {
+    consumer::pull::Config {
+        durable_name: Some(durable_name(round)),
+        filter_subject: names::round_filter(round),
+        ack_policy: AckPolicy::Explicit,
+        deliver_policy: DeliverPolicy::All,
+        ack_wait: Duration::from_secs(30),
+        max_ack_pending: 10_000,
+        ..Default::default()
+    }
+}
+
 /// Gathers `round` from `broker` for as long as the process runs.
 pub async fn follow(broker: Broker, round: Arc<Round>) {
     loop {
@@ -181,22 +195,12 @@ pub async fn follow(broker: Broker, round: Arc<Round>) {
 /// its records until it fails.
 async fn follow_once(broker: &Broker, round: &Round) -> Result<(), String> {
     let stream = broker.events().await.map_err(|e| e.to_string())?;
-    let durable = durable_name(&round.name);
-    let config = consumer::pull::Config {
-        durable_name: Some(durable.clone()),
-        filter_subject: names::round_filter(&round.name),
-        ack_policy: AckPolicy::Explicit,
-        deliver_policy: DeliverPolicy::All,
-        ack_wait: Duration::from_secs(30),
-        max_ack_pending: 10_000,
-        ..Default::default()
-    };
-    let mut consumer: consumer::PullConsumer = stream.get_or_create_consumer(&durable, config).await.map_err(|e| e.to_string())?;
+    let mut consumer: consumer::PullConsumer = stream.get_or_create_consumer(&durable_name(&round.name), durable_config(&round.name)).await.map_err(|e| e.to_string())?;
     round.connected.store(true, Ordering::Relaxed);
     if !round.caught_up() {
-        let floor = consumer.info().await.map_err(|e| e.to_string())?.ack_floor.stream_sequence;
-        if floor > 0 {
-            read_again(&stream, round, floor).await?;
+        let delivered = consumer.info().await.map_err(|e| e.to_string())?.delivered.stream_sequence;
+        if delivered > 0 {
+            read_again(&stream, round, delivered).await?;
         }
         round.caught_up.store(true, Ordering::Relaxed);
     }
@@ -221,9 +225,9 @@ async fn follow_once(broker: &Broker, round: &Round) -> Result<(), String> {
     Err("the consumer's messages ended".into())
 }
 
-/// Reads the round's records again from the start of the stream up to stream sequence `floor`
-/// (what the durable consumer acknowledged before a restart).
-async fn read_again(stream: &async_nats::jetstream::stream::Stream, round: &Round, floor: u64) -> Result<(), String> {
+/// Reads the round's records again from the start of the stream up to stream sequence `last`
+/// (the last the durable consumer delivered before a restart).
+async fn read_again(stream: &async_nats::jetstream::stream::Stream, round: &Round, last: u64) -> Result<(), String> {
     let config = consumer::pull::OrderedConfig { filter_subject: names::round_filter(&round.name), deliver_policy: DeliverPolicy::All, ..Default::default() };
     let ordered = stream.create_consumer(config).await.map_err(|e| e.to_string())?;
     let mut messages = ordered.messages().await.map_err(|e| e.to_string())?;
@@ -234,7 +238,7 @@ async fn read_again(stream: &async_nats::jetstream::stream::Stream, round: &Roun
         let (sequence, published, pending) = (info.stream_sequence, info.published.unix_timestamp_nanos(), info.pending);
         round.take(sequence, published, &message.payload);
         read += 1;
-        if sequence >= floor || pending == 0 {
+        if sequence >= last || pending == 0 {
             break;
         }
     }
