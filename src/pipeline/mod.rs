@@ -210,6 +210,8 @@ struct Outcome {
     reading: Option<Reading>,
     /// Events with the frame they happened at.
     events: Vec<(Event, u64)>,
+    /// The hands' visits to pieces measured at this frame (`visits.jsonl`).
+    visits: Vec<track::Visit>,
     records: Vec<Record>,
     /// The position after the records (for SAN and the PGN).
     position: Chess,
@@ -457,6 +459,11 @@ fn decide(mut game: Game, readings: crossbeam_channel::Receiver<Analysed>, out: 
         } else {
             decoder.saw(a.t);
         }
+        if let Some(warped) = &a.warped
+            && let Err(e) = tracker.look(a.t, warped)
+        {
+            tracing::warn!("frame {}: the squares' views could not be compared ({e}); no touch is measured there", a.index);
+        }
         if let Some(looks) = a.relook {
             game.relearn.start(looks, decoder.shown().clone(), a.index);
         }
@@ -473,7 +480,7 @@ fn decide(mut game: Game, readings: crossbeam_channel::Receiver<Analysed>, out: 
         // The tracker starts again from the position the decoder reads now: offline a move goes
         // out once final, when the game may have gone on past it.
         if settled.resync {
-            tracker = Tracker::new(decoder.position().board().clone(), track::Options::default());
+            tracker = tracker.restart(decoder.position().board().clone());
             tracker.expect(decoder.position().turn());
         }
         let outcome = Outcome {
@@ -485,6 +492,7 @@ fn decide(mut game: Game, readings: crossbeam_channel::Receiver<Analysed>, out: 
             hands_over: tracker.hands().iter().filter(|h| h.over_board).count(),
             reading: a.reading,
             events: framed(settled.events, &recent),
+            visits: tracker.take_visits(),
             records,
             position: reconciler.engine().position().clone(),
             standing: reconciler.standing(),
@@ -519,6 +527,7 @@ fn decide(mut game: Game, readings: crossbeam_channel::Receiver<Analysed>, out: 
             hands_over: 0,
             reading: None,
             events: framed(settled.events, &recent),
+            visits: Vec::new(),
             records,
             position: engine.position().clone(),
             standing: None,

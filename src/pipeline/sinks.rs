@@ -1,6 +1,6 @@
 //! The pipeline's outputs, each written as it happens so a crash or Ctrl-C loses nothing
-//! already decided: `events.jsonl`, `rulings.jsonl`, `track.jsonl` (line-buffered and flushed
-//! every frame), `game.pgn` (rewritten atomically after every move, and as soon as a move
+//! already decided: `events.jsonl`, `rulings.jsonl`, `track.jsonl`, `visits.jsonl` (the hands'
+//! visits to pieces, measured: see `track::displace`) (line-buffered and flushed every frame), `game.pgn` (rewritten atomically after every move, and as soon as a move
 //! stands on the board, before it is completed), `evidence/` (a JPEG of the board at each ruling
 //! with the squares it rests on marked), `annotated.mp4` with `--overlay`, and `summary.json` at
 //! the end. With `echo` (live), moves and rulings also go to stdout; with `--serve`, the game,
@@ -56,6 +56,7 @@ pub(super) struct Sinks {
     events: BufWriter<File>,
     rulings: BufWriter<File>,
     track: BufWriter<File>,
+    visits: BufWriter<File>,
     game: Arc<GameFile>,
     on_air: Option<Arc<OnAir>>,
     /// The warp's layout, read from the first frame's size.
@@ -109,6 +110,7 @@ impl Sinks {
             events: create(out.join("events.jsonl"))?,
             rulings: create(out.join("rulings.jsonl"))?,
             track: create(out.join("track.jsonl"))?,
+            visits: create(out.join("visits.jsonl"))?,
             game: match &config.on_air {
                 Some(air) => air.game().clone(),
                 None => Arc::new(GameFile::new(out.join("game.pgn"), Game::new(&config.start, config.tags.clone()))),
@@ -197,6 +199,10 @@ impl Sinks {
             let board: String = (0..64).map(|i| o.board.piece_at(fen_square(i)).map_or('.', |p| p.char())).collect();
             writeln!(self.track, "{}", json!({"frame": o.index, "t": o.t, "board": board, "hands": o.hands_over})).map_err(|e| output_error(&self.out.join("track.jsonl"), e))?;
         }
+        for v in &o.visits {
+            let line = json!({"sq": v.sq.to_string(), "from": v.from, "to": v.to, "t": v.at, "hand": v.hand.map(|h| h.to_string()), "change": v.change, "shift_px": v.shift, "z": v.z, "shift_z": v.shift_z, "p": v.p});
+            writeln!(self.visits, "{line}").map_err(|e| output_error(&self.out.join("visits.jsonl"), e))?;
+        }
         let pgn = self.out.join("game.pgn");
         let mut shown = false;
         self.game
@@ -211,7 +217,7 @@ impl Sinks {
         if shown && self.on_air.is_some() {
             on_air.push(standing_event(o));
         }
-        for (w, name) in [(&mut self.events, "events.jsonl"), (&mut self.rulings, "rulings.jsonl"), (&mut self.track, "track.jsonl")] {
+        for (w, name) in [(&mut self.events, "events.jsonl"), (&mut self.rulings, "rulings.jsonl"), (&mut self.track, "track.jsonl"), (&mut self.visits, "visits.jsonl")] {
             w.flush().map_err(|e| output_error(&self.out.join(name), e))?;
         }
         if let Some(air) = &self.on_air {

@@ -21,6 +21,7 @@
 use shakmaty::{Bitboard, Square};
 
 use super::Options;
+use super::displace::Visit;
 use super::hands::Hands;
 use super::squares::Squares;
 use crate::detect::Reading;
@@ -66,10 +67,18 @@ struct Run {
     open: bool,
 }
 
+/// A visit measured with a piece moved this surely is a touch on its own, with no contact
+/// read: what a touch does is seen, whatever the contact reading missed.
+const VISIT_TOUCH_MIN: f32 = 0.5;
+
 /// Contact runs being followed or waiting to be decided.
 #[derive(Clone, Debug, Default)]
 pub struct Contacts {
     runs: Vec<Run>,
+    /// Visits measured (see `displace`), waiting for the run they explain.
+    visits: Vec<Visit>,
+    /// Squares whose visit is still being measured (see [`Contacts::hold`]).
+    held: Bitboard,
     /// Recent grasps (runs whose piece left): the hand, and when the piece left.
     grasps: Vec<(Option<Hand>, f64)>,
 }
@@ -78,6 +87,11 @@ impl Contacts {
     /// The earliest time a touch still to be reported can carry.
     pub fn pending_since(&self) -> f64 {
         self.runs.iter().map(|r| r.first).fold(f64::INFINITY, f64::min)
+    }
+
+    /// The squares whose hand's visit is still being measured: their runs wait for it.
+    pub fn hold(&mut self, visiting: Bitboard) {
+        self.held = visiting;
     }
 
     /// Takes in one reading (after `squares` took it in); appends decided touches to `out`.
@@ -103,8 +117,21 @@ impl Contacts {
         self.decide(t, squares, opts, false, out);
     }
 
+    /// Takes in a hand's visit to a square whose piece stayed, measured: the run of contacts
+    /// it overlaps takes its probability; with none, a visit that surely moved the piece is a
+    /// touch of its own (appended to `out`).
+    pub fn visited(&mut self, visit: Visit, out: &mut Vec<Touch>) {
+        let overlaps = |r: &Run| r.sq == visit.sq && r.first <= visit.to && r.last >= visit.from;
+        if self.runs.iter().any(overlaps) {
+            self.visits.push(visit);
+        } else if visit.p >= VISIT_TOUCH_MIN {
+            out.push(Touch { sq: visit.sq, t: visit.at, hand: visit.hand, conf: visit.p, brush: false });
+        }
+    }
+
     /// Decides every run still waiting (end of input).
     pub fn finish(&mut self, squares: &Squares, opts: &Options, out: &mut Vec<Touch>) {
+        self.held = Bitboard::EMPTY;
         self.decide(f64::INFINITY, squares, opts, true, out);
     }
 
@@ -120,8 +147,10 @@ impl Contacts {
         self.grasps.retain(|&(_, left)| left >= oldest);
         let runs = self.runs.clone();
         let grasps = &self.grasps;
+        let visits = &mut self.visits;
+        let held = self.held;
         self.runs.retain(|run| {
-            let ready = all || (!run.open && t > run.last + opts.graze_s && squares.confirmed(run.sq) > run.last);
+            let ready = all || (!run.open && t > run.last + opts.graze_s && squares.confirmed(run.sq) > run.last && !held.contains(run.sq));
             let lifted = squares.changed(run.sq) >= run.first;
             if !ready && !lifted {
                 return true;
@@ -135,10 +164,21 @@ impl Contacts {
                 if !graze && length < GLANCE_S {
                     return false;
                 }
-                let conf = if graze { 0.4 } else { (0.4 + length as f32).min(TOUCH_CONF_MAX) };
+                // What the visit did to the piece outweighs how long the contact was read.
+                let moved = visits.iter().filter(|v| v.sq == run.sq && v.from <= run.last && v.to >= run.first).map(|v| v.p).fold(None, |a: Option<f32>, p| Some(a.map_or(p, |a| a.max(p))));
+                // A visit that left the piece where it was speaks against the touch (most
+                // touches move the piece): the run then counts for at most 0.3 above it.
+                let read = (0.4 + length as f32).min(TOUCH_CONF_MAX);
+                let conf = match moved {
+                    _ if graze => 0.4,
+                    Some(p) => p.max(read.min(p + 0.3)),
+                    None => read,
+                };
                 out.push(Touch { sq: run.sq, t: run.first, hand: run.hand, conf, brush: graze });
             }
             false
         });
+        let oldest = self.runs.iter().map(|r| r.first).fold(f64::INFINITY, f64::min);
+        self.visits.retain(|v| v.to >= oldest);
     }
 }

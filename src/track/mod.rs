@@ -21,17 +21,21 @@
 
 mod carry;
 mod contacts;
+pub mod displace;
 mod hands;
 mod interpret;
 mod squares;
 
+use opencv::core::Mat;
 use shakmaty::{Board, Color, Piece, Square};
 
+pub use displace::Visit;
 pub use hands::Track;
 
 use crate::detect::Reading;
 use crate::events::Event;
 use contacts::Contacts;
+use displace::Stills;
 use hands::{Hands, Left};
 use interpret::{Interpreter, Observation};
 use squares::{Seen, Squares};
@@ -40,6 +44,10 @@ use squares::{Seen, Squares};
 /// appeared on a square within this many seconds (a piece set down as the hand withdraws is
 /// often seen a few frames after the hand).
 const LEFT_GRACE_S: f64 = 1.5;
+
+/// A hand's visit to a square holds back the events for at most this long (seconds) while it
+/// is measured: a hand resting beside the board must not hold back the game.
+const VISIT_WAIT_S: f64 = 3.0;
 
 /// The `hand_conf` of events by a hand whose number is in doubt (it came alone and took another
 /// number than its side's last hand), under the rule engine's default `--min-conf`: whether a
@@ -127,6 +135,10 @@ pub struct Tracker {
     expected: Color,
     /// Every event dated before this has been given out.
     flushed: f64,
+    /// Each square's view before and after a hand's visit.
+    stills: Stills,
+    /// The visits measured, for `visits.jsonl`.
+    measured: Vec<Visit>,
 }
 
 impl Tracker {
@@ -142,7 +154,41 @@ impl Tracker {
             last_t: f64::NEG_INFINITY,
             expected: Color::White,
             flushed: f64::NEG_INFINITY,
+            stills: Stills::default(),
+            measured: Vec::new(),
         }
+    }
+
+    /// A tracker started again from `start` (the decoder's board) that keeps the squares' views
+    /// and the camera's noise floor (the visits under way are dropped).
+    pub fn restart(mut self, start: Board) -> Tracker {
+        self.stills.restart();
+        let expected = self.expected;
+        Tracker { stills: self.stills, expected, ..Tracker::new(start, self.opts) }
+    }
+
+    /// Takes in the warped board at `t` (each frame there is one, read by the model or not):
+    /// visits of the hands that ended are measured. An error of OpenCV's leaves the views as
+    /// they were.
+    pub fn look(&mut self, t: f64, warped: &Mat) -> opencv::Result<()> {
+        let mut visits = Vec::new();
+        self.stills.look(t, warped, self.squares.board().occupied(), &mut visits)?;
+        let mut touches = Vec::new();
+        for visit in visits {
+            // A piece that left (or came) during the visit was lifted or set down, not touched.
+            if self.squares.changed(visit.sq) >= visit.from {
+                continue;
+            }
+            self.measured.push(visit);
+            self.contacts.visited(visit, &mut touches);
+        }
+        self.take_touches(touches);
+        Ok(())
+    }
+
+    /// The visits measured since the last call.
+    pub fn take_visits(&mut self) -> Vec<Visit> {
+        std::mem::take(&mut self.measured)
     }
 
     /// Takes in the next reading and appends to `out` the events it is now sure of, in time
@@ -171,14 +217,19 @@ impl Tracker {
                 }
             }
         }
+        let hands = &self.hands;
+        self.stills.hands(reading, self.opts.hand_min, |sq| hands.nearest(&reading.hands, sq).map(|(h, _)| h));
         let mut touches = Vec::new();
         let capturable = self.interpreter.capturable();
+        let stills = &self.stills;
+        self.contacts.hold(Square::ALL.into_iter().filter(|&sq| stills.visited_since(sq).is_some_and(|from| t - from < VISIT_WAIT_S)).collect());
         self.contacts.update(reading, &self.hands, &self.squares, capturable, &self.opts, &mut touches);
         self.interpreter.see_hands(reading, &self.hands);
         self.take_touches(touches);
         let settled = self.squares.settled();
         self.take_leaving(|left| left.t + LEFT_GRACE_S < settled);
-        let until = settled.min(self.contacts.pending_since()).min(t);
+        let visiting = self.stills.pending_since().max(t - VISIT_WAIT_S);
+        let until = settled.min(self.contacts.pending_since()).min(visiting).min(t);
         self.flush(until, out);
         self.flushed = self.flushed.max(until);
     }

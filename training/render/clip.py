@@ -37,6 +37,14 @@ PRE_S = 0.35  # pre-shape (open hand just above the target) before a contact
 LIFT_S = 0.30  # from grasp to raised
 AWAY_GAP_S = 2.2  # a free hand idle this long between actions withdraws
 RAISE_M = 0.04
+# What a touch does to the piece (render.clip draws from these; labels carry what was drawn).
+# A deliberate touch is mostly a grasp or a press that slides the piece a few millimetres or
+# turns it a few degrees (`moves` of them; the rest are a fingertip resting on the piece and
+# move nothing); a brush on the way elsewhere rarely moves it, and then by less.
+DISPLACEMENT = {
+    "touch": {"moves": 0.8, "shift_mm": (0.8, 4.0), "turns": 0.5, "turn_deg": (2.0, 10.0)},
+    "brush": {"moves": 0.1, "shift_mm": (0.3, 1.2), "turns": 0.3, "turn_deg": (1.0, 3.0)},
+}
 
 
 def minjerk(x):
@@ -148,8 +156,10 @@ class Planner:
     travels from rest, arcs raised over the pieces along each path, and resting places clear of
     pieces (far fewer incidental contacts)."""
 
-    def __init__(self, scene: BoardScene, events, rng, fps, version=2):
+    def __init__(self, scene: BoardScene, events, rng, fps, version=2, seed=0):
         self.scene, self.events, self.rng, self.fps = scene, events, rng, fps
+        # what a touch does to the piece is drawn apart, so the rest of the clip is drawn as before
+        self.feel = np.random.default_rng([seed, 4107])
         self.version = version
         self.tracks: dict[str, Track] = {}
         self.timelines: dict[int, PieceTimeline] = {p.id: PieceTimeline(scene.piece_world_pose(p))
@@ -313,11 +323,11 @@ class Planner:
                     e["_consumed_next"] = True
                     nxt["_done"] = True
                 else:
-                    self._touch(tr, p, t, nxt, side=False)
+                    self._touch(tr, p, t, nxt, e, side=False)
             elif ev == "brush":
                 p = self._piece(sq)
                 if p is not None:
-                    self._touch(tr, p, t, nxt, side=True, brush=True)
+                    self._touch(tr, p, t, nxt, e, side=True, brush=True)
             elif ev == "lift":
                 if e.get("_done"):
                     continue
@@ -456,7 +466,7 @@ class Planner:
         self.timelines[p.id] = PieceTimeline(p.pose)
         self._pick(tr, p, t - 1.4, t - 1.25, "fetch")
 
-    def _touch(self, tr, p, t, nxt, side=False, brush=False):
+    def _touch(self, tr, p, t, nxt, e, side=False, brush=False):
         h, info = touch(self.scene, tr.spec, p, self.rng, tr.value, self.body_x[tr.spec.owner], top=not side,
                         tries=6)
         T, pose = h.geom.T, info["pose"]
@@ -466,10 +476,14 @@ class Planner:
             tr.add(KF(t - 0.25, raised(T, 0.005, -fwd[:2] * 0.06), pose, "pre"))
             tr.add(KF(t, T, pose, "ev-brush"), must=True)
             tr.add(KF(t + 0.25, raised(T, 0.025, fwd[:2] * 0.05), pose, "post"))
+            if not p.toppled:
+                self._displace(p, e, t, 0.2, brush=True)
             return
         tr.add(KF(t - PRE_S, raised(T, 0.03), pose, "pre"))
         tr.add(KF(t, T, pose, "ev-touch"), must=True)
         dwell = 0.35 if nxt is None else float(np.clip(float(nxt["t"]) - t - 0.5, 0.1, 0.5))
+        if not p.toppled:
+            self._displace(p, e, t, dwell)
         if p.toppled:  # "sets it upright": the piece rights itself under the finger
             P0 = self.scene.piece_world_pose(p)
             P1 = self.scene.standing_pose(sq_xy(p.sq, self.scene.s), p.yaw)
@@ -478,6 +492,28 @@ class Planner:
             p.pose, p.toppled = None, False
         tr.add(KF(t + dwell, T, pose, "dwell"))
         tr.add(KF(t + dwell + 0.3, raised(T, 0.05), pose, "up"))
+
+    def _displace(self, p, e, t, dwell, brush=False):
+        """What the fingers do to the piece they touch, drawn from the stated ranges of
+        DISPLACEMENT; the piece slides to its new place over the dwell and the event's label
+        carries the true shift (mm, board x/y) and turn (degrees)."""
+        d = DISPLACEMENT["brush" if brush else "touch"]
+        f = self.feel
+        shift, turn = np.zeros(2), 0.0
+        if f.random() < d["moves"]:
+            a = f.uniform(0, 2 * np.pi)
+            shift = f.uniform(*d["shift_mm"]) * np.array([np.cos(a), np.sin(a)])
+            if f.random() < d["turns"]:
+                turn = float(f.uniform(*d["turn_deg"]) * f.choice([-1, 1]))
+        e["displacement"] = {"mm": [round(float(v), 2) for v in shift], "deg": round(turn, 2)}
+        if not shift.any() and turn == 0.0:
+            return
+        P0 = self.scene.piece_world_pose(p)
+        p.xy = p.xy + shift / 1000.0
+        p.yaw = p.yaw + np.radians(turn)
+        P1 = self.scene.standing_pose(p.xy, p.yaw)
+        self.timelines[p.id].segs.append(("topple", t, t + max(dwell, 0.1), P0, P1))
+        self.timelines[p.id].segs.append(("rest", t + max(dwell, 0.1), P1))
 
     def _press(self, tr, t):
         btn = self.scene.clock_buttons.get(tr.spec.owner)
@@ -610,7 +646,7 @@ def render_clip(fen, events, out_dir, seed, fps=20, size=(640, 480), max_s=None,
     for sq, letter in sorted(board_dict(board_fen).items()):
         scene.add_piece(letter, sq, *set_down(scene, rng, letter, sq))
     planner_version = planner
-    planner = Planner(scene, events, rng, fps, version=planner_version)
+    planner = Planner(scene, events, rng, fps, version=planner_version, seed=seed)
     end = planner.plan()
     end = max(end, min_s)  # a calm tail: the scene after the last action
     if max_s:

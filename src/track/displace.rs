@@ -1,0 +1,417 @@
+//! Displacement: what a touch does to the piece it touches. A grasp, a press or an adjustment
+//! slides a piece a millimetre or turns it a few degrees; a hand passing over it does not. Each
+//! square's view in the warped board is kept from the last frame no hand was near it; when a
+//! hand has visited and gone, the view after is compared with the view before:
+//! - `change`, one minus the normalised cross-correlation of the two (blind to a change of
+//!   light or exposure, which scales and offsets the pixels);
+//! - `shift`, the translation phase correlation finds between them, in pixels.
+//!
+//! Both are weighed against the camera's noise floor: the same two measures between views of
+//! occupied squares a still stretch apart (sensor noise, compression, light flicker), their
+//! 95th percentile over the last [`NOISE_KEPT`] such pairs. A visit whose change stands
+//! [`Visit::z`] times above that floor moved the piece; [`touch_probability`] turns the two
+//! ratios into the probability that the piece was touched, with coefficients fitted on the
+//! rendered clips (see its comment). On footage too dark or too blurred the floor is high and
+//! no visit stands out: nothing is said to have been touched.
+
+use opencv::core::{Mat, Point2d, Rect, Size};
+use opencv::prelude::*;
+use opencv::{core, imgproc};
+use shakmaty::{Bitboard, Square};
+
+use crate::detect::Reading;
+use crate::events::Hand;
+
+/// A hand is near a square when it covers this much of it, or a cell of its hand map at the
+/// tracker's `hand_min` lies within half a square of it.
+const NEAR_COVER: f32 = 0.02;
+/// Cells of the hand map around a square (half a square at 6 cells a square) a hand is near in.
+const NEAR_CELLS: usize = 3;
+/// The scale of light and shade (pixels of the warped board, about a sixth of a square) below
+/// which the views are compared.
+const SHADE_SIGMA: f64 = 8.0;
+/// Readings kept of one visit (a hand resting by a piece for minutes is not kept frame by frame).
+const NEAR_KEPT: usize = 256;
+/// A touch is looked for this long (seconds) after the hand first covered the piece.
+const TOUCH_DWELL_S: f64 = 1.0;
+/// Still pairs for the noise floor are at least this far apart (seconds).
+const NOISE_GAP_S: f64 = 0.5;
+/// Still pairs the noise floor is taken over.
+const NOISE_KEPT: usize = 512;
+/// Still pairs needed before the floor is trusted: until then no visit is measured against it.
+const NOISE_MIN: usize = 32;
+/// The floor is never taken lower than this (a render, or a camera with no noise at all, would
+/// otherwise make every re-encoding a touch).
+const CHANGE_FLOOR: f64 = 0.002;
+/// The same for the shift, in pixels.
+const SHIFT_FLOOR: f64 = 0.05;
+/// Two views a frame apart are the same still scene when their change is at most this many
+/// times the noise floor's,
+const STILL_Z: f64 = 1.5;
+/// or, until the floor is known, at most this.
+const BOOT_STILL: f64 = 0.03;
+
+/// A hand's visit to a square that it left with its piece still there, measured.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Visit {
+    /// The square.
+    pub sq: Square,
+    /// The first reading a hand was near it.
+    pub from: f64,
+    /// The first view with no hand near it again.
+    pub to: f64,
+    /// When in the visit the piece was most likely touched: the reading of the strongest contact
+    /// (else of the greatest cover) soon after the hand first covered it.
+    pub at: f64,
+    /// The hand nearest the square then.
+    pub hand: Option<Hand>,
+    /// One minus the normalised cross-correlation of the views before and after.
+    pub change: f32,
+    /// The translation between them, in warped pixels.
+    pub shift: f32,
+    /// `change` over the noise floor.
+    pub z: f32,
+    /// `shift` over its noise floor.
+    pub shift_z: f32,
+    /// The probability that the piece was touched.
+    pub p: f32,
+}
+
+/// The probability that a piece was touched, from how far its view changed above the noise
+/// floor (`z`) and how far it shifted above it (`shift_z`): a logistic model,
+/// `1 / (1 + exp(-(a + b ln z + c ln shift_z)))`, fitted by `training/fit_touch.py` on the 339
+/// visits (9 of them touched) of the scripts of `fixtures/clips` rendered with what the fingers
+/// do to the piece (`python -m render.fixtures --out DIR`: the committed clips predate it).
+pub fn touch_probability(z: f32, shift_z: f32) -> f32 {
+    const A: f32 = -3.330;
+    const B: f32 = 0.602;
+    const C: f32 = 0.990;
+    let x = A + B * z.max(1e-3).ln() + C * shift_z.max(1e-3).ln();
+    1.0 / (1.0 + (-x).exp())
+}
+
+/// The evidence of a square while a hand is near it.
+#[derive(Clone, Debug)]
+struct Near {
+    from: f64,
+    /// When the view first departed from the view before (the hand over the piece), if yet.
+    onset: Option<f64>,
+    /// Each reading's contact (or, where none is read, minus the cover), and the hand nearest
+    /// then; at most [`NEAR_KEPT`], the first ones.
+    readings: Vec<(f64, f32, Option<Hand>)>,
+}
+
+impl Near {
+    /// When the piece was most likely touched, and by which hand: the strongest contact read
+    /// within [`TOUCH_DWELL_S`] of the hand first covering the piece (a hand that touched and
+    /// then hovered is read in contact later, and wrongly, as often as not), else in the whole
+    /// visit.
+    fn touched(&self) -> (f64, Option<Hand>) {
+        let within = |&&(t, _, _): &&(f64, f32, Option<Hand>)| self.onset.is_none_or(|o| t >= o - 0.1 && t <= o + TOUCH_DWELL_S);
+        let best = |it: &mut dyn Iterator<Item = &(f64, f32, Option<Hand>)>| it.max_by(|a, b| a.1.total_cmp(&b.1)).map(|&(t, _, h)| (t, h));
+        best(&mut self.readings.iter().filter(within)).or_else(|| best(&mut self.readings.iter())).unwrap_or((self.onset.unwrap_or(self.from), None))
+    }
+}
+
+#[derive(Clone, Debug)]
+enum State {
+    /// Not seen clear yet.
+    Unseen,
+    /// No hand near: `still` is its last still view (one the next view agreed with), `anchor` the still view the next noise pair is measured from, `last` the last view,
+    /// to test the next against.
+    Clear { still: Option<Mat>, anchor: Option<(Mat, f64)>, last: Mat },
+    /// A hand is near, or was and the square has not been seen still since: the still view
+    /// before, and the last view since no hand was near (the candidate view after).
+    Visited { before: Mat, near: Near, after: Option<(Mat, f64)> },
+}
+
+/// The camera's noise floor: `change` and `shift` of still pairs.
+#[derive(Clone, Debug, Default)]
+struct Noise {
+    pairs: std::collections::VecDeque<(f32, f32)>,
+}
+
+impl Noise {
+    fn push(&mut self, change: f32, shift: f32) {
+        if self.pairs.len() == NOISE_KEPT {
+            self.pairs.pop_front();
+        }
+        self.pairs.push_back((change, shift));
+    }
+
+    /// The 95th percentiles, once enough pairs were seen.
+    fn floor(&self) -> Option<(f64, f64)> {
+        if self.pairs.len() < NOISE_MIN {
+            return None;
+        }
+        let q = |mut v: Vec<f32>| {
+            v.sort_by(f32::total_cmp);
+            f64::from(v[(v.len() * 95 / 100).min(v.len() - 1)])
+        };
+        Some((q(self.pairs.iter().map(|p| p.0).collect()).max(CHANGE_FLOOR), q(self.pairs.iter().map(|p| p.1).collect()).max(SHIFT_FLOOR)))
+    }
+}
+
+/// Every square's view and visits.
+#[derive(Clone, Debug)]
+pub struct Stills {
+    squares: Vec<State>,
+    /// Per square, as of the last reading: whether a hand is near, with its evidence.
+    near: [Option<(f32, Option<Hand>)>; 64],
+    near_t: f64,
+    noise: Noise,
+    window: Mat,
+    gray: Mat,
+}
+
+impl Default for Stills {
+    fn default() -> Stills {
+        Stills { squares: vec![State::Unseen; 64], near: [None; 64], near_t: f64::NEG_INFINITY, noise: Noise::default(), window: Mat::default(), gray: Mat::default() }
+    }
+}
+
+impl Stills {
+    /// Takes in where the hands are at `reading`: `hand_min` is the hand map's threshold, and
+    /// `nearest` names the hand nearest a square.
+    pub fn hands(&mut self, reading: &Reading, hand_min: f32, nearest: impl Fn(Square) -> Option<Hand>) {
+        let map = &reading.hands;
+        self.near_t = reading.t;
+        for sq in Square::ALL {
+            let i = usize::from(sq);
+            let square = reading.square(sq);
+            let (rows, cols) = map.cells(sq);
+            let (r0, r1) = (rows.start.saturating_sub(NEAR_CELLS), (rows.end + NEAR_CELLS).min(map.side));
+            let (c0, c1) = (cols.start.saturating_sub(NEAR_CELLS), (cols.end + NEAR_CELLS).min(map.side));
+            let in_map = (r0..r1).any(|r| (c0..c1).any(|c| map.white[r * map.side + c] >= hand_min || map.black[r * map.side + c] >= hand_min));
+            let near = in_map || square.cover >= NEAR_COVER;
+            self.near[i] = near.then(|| {
+                let score = if square.contact.is_nan() || square.contact < 0.05 { -square.cover } else { square.contact };
+                (score, nearest(sq))
+            });
+            if let Some((score, hand)) = self.near[i] {
+                let t = reading.t;
+                match &mut self.squares[i] {
+                    State::Clear { still: Some(_), .. } => {
+                        let State::Clear { still: Some(before), .. } = std::mem::replace(&mut self.squares[i], State::Unseen) else { unreachable!() };
+                        self.squares[i] = State::Visited { before, near: Near { from: t, onset: None, readings: vec![(t, score, hand)] }, after: None };
+                    }
+                    State::Visited { near, after, .. } => {
+                        // The hand is back: the view after is yet to come.
+                        *after = None;
+                        if near.readings.len() < NEAR_KEPT {
+                            near.readings.push((t, score, hand));
+                        }
+                    }
+                    // Never seen still: nothing to compare with.
+                    State::Clear { still: None, .. } | State::Unseen => {}
+                }
+            }
+        }
+    }
+
+    /// Takes in the warped board at `t` (8-bit BGR, 9 squares a side with the margin); appends
+    /// to `out` the visits to the squares of `occupied` that ended now. The hands are as the
+    /// last reading had them. A view is still when the next agrees with it within the noise
+    /// floor (a hand's shadow or an arm leaving is not); a visit ends at the first still view
+    /// after it, and is measured against the last still view before it.
+    pub fn look(&mut self, t: f64, warped: &Mat, occupied: Bitboard, out: &mut Vec<Visit>) -> opencv::Result<()> {
+        let side = warped.cols();
+        if side < 18 || warped.rows() != side {
+            return Ok(());
+        }
+        let (square, margin) = (side / 9, side / 18);
+        imgproc::cvt_color(warped, &mut self.gray, imgproc::COLOR_BGR2GRAY, 0)?;
+        if self.window.rows() != square {
+            imgproc::create_hanning_window(&mut self.window, Size::new(square, square), core::CV_32F)?;
+        }
+        let floor = self.noise.floor();
+        let still_max = floor.map_or(BOOT_STILL, |(change, _)| STILL_Z * change);
+        for sq in Square::ALL {
+            let i = usize::from(sq);
+            let (row, col) = (7 - i32::from(sq.rank() as u8), i32::from(sq.file() as u8));
+            let rect = Rect::new(margin + col * square, margin + row * square, square, square);
+            if self.near[i].is_some() {
+                // A hand near: only when it first covers the piece is of use.
+                if let State::Visited { before, near, .. } = &mut self.squares[i]
+                    && near.onset.is_none()
+                    && f64::from(compare(before, &crop(&self.gray, rect)?, &self.window)?.0) > still_max
+                {
+                    near.onset = Some(t);
+                }
+                continue;
+            }
+            let view = crop(&self.gray, rect)?;
+            match std::mem::replace(&mut self.squares[i], State::Unseen) {
+                State::Unseen => self.squares[i] = State::Clear { still: None, anchor: None, last: view },
+                State::Clear { still, anchor, last } => {
+                    let (moved, _) = compare(&last, &view, &self.window)?;
+                    if f64::from(moved) > still_max {
+                        self.squares[i] = State::Clear { still, anchor, last: view };
+                        continue;
+                    }
+                    // Still. The floor is measured across a still stretch, on pieces.
+                    let anchor = match anchor {
+                        Some((was, then)) if t - then < NOISE_GAP_S => Some((was, then)),
+                        Some((was, _)) if occupied.contains(sq) => {
+                            let (change, shift) = compare(&was, &view, &self.window)?;
+                            self.noise.push(change, shift);
+                            Some((view.clone(), t))
+                        }
+                        _ => Some((view.clone(), t)),
+                    };
+                    self.squares[i] = State::Clear { still: Some(view.clone()), anchor, last: view };
+                }
+                State::Visited { before, near, after } => {
+                    let settled = match &after {
+                        Some((candidate, _)) => f64::from(compare(candidate, &view, &self.window)?.0) <= still_max,
+                        None => false,
+                    };
+                    if !settled {
+                        self.squares[i] = State::Visited { before, near, after: Some((view, t)) };
+                        continue;
+                    }
+                    let to = after.map_or(t, |(_, then)| then);
+                    if let Some((change_floor, shift_floor)) = floor
+                        && occupied.contains(sq)
+                    {
+                        let (change, shift) = compare(&before, &view, &self.window)?;
+                        let z = (f64::from(change) / change_floor) as f32;
+                        let shift_z = (f64::from(shift) / shift_floor) as f32;
+                        let (at, hand) = near.touched();
+                        out.push(Visit { sq, from: near.from, to, at, hand, change, shift, z, shift_z, p: touch_probability(z, shift_z) });
+                    }
+                    self.squares[i] = State::Clear { still: Some(view.clone()), anchor: Some((view.clone(), t)), last: view };
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The views and the noise floor kept, the visits under way dropped: the tracker starts
+    /// again from another board, and whether their pieces stayed is no longer known.
+    pub fn restart(&mut self) {
+        for state in &mut self.squares {
+            if matches!(state, State::Visited { .. }) {
+                *state = State::Unseen;
+            }
+        }
+    }
+
+    /// The start of the earliest visit under way (infinity where there is none).
+    pub fn pending_since(&self) -> f64 {
+        self.squares.iter().filter_map(|s| if let State::Visited { near, .. } = s { Some(near.from) } else { None }).fold(f64::INFINITY, f64::min)
+    }
+
+    /// Whether a visit to `sq` is under way (a hand near it, or not seen clear since).
+    pub fn visited_since(&self, sq: Square) -> Option<f64> {
+        match &self.squares[usize::from(sq)] {
+            State::Visited { near, .. } => Some(near.from),
+            _ => None,
+        }
+    }
+}
+
+/// The view of `gray`'s `rect` that a touch changes and a shadow does not: the log of the
+/// light, lightly smoothed (a pixel's noise is not the piece's), less its local mean over
+/// [`SHADE_SIGMA`] pixels. A hand's shadow or a change of light scales the light smoothly, which
+/// the log turns into a smooth offset and the subtraction removes; a piece's edges stay.
+fn crop(gray: &Mat, rect: Rect) -> opencv::Result<Mat> {
+    let roi = Mat::roi(gray, rect)?;
+    let mut f = Mat::default();
+    roi.convert_to(&mut f, core::CV_32F, 1.0, 1.0)?;
+    let mut log = Mat::default();
+    core::log(&f, &mut log)?;
+    let mut smooth = Mat::default();
+    imgproc::gaussian_blur(&log, &mut smooth, Size::new(3, 3), 0.8, 0.8, core::BORDER_REFLECT)?;
+    let mut shade = Mat::default();
+    imgproc::gaussian_blur(&smooth, &mut shade, Size::new(0, 0), SHADE_SIGMA, SHADE_SIGMA, core::BORDER_REFLECT)?;
+    let mut view = Mat::default();
+    core::subtract(&smooth, &shade, &mut view, &core::no_array(), -1)?;
+    Ok(view)
+}
+
+/// `change` (one minus the normalised cross-correlation) and `shift` (phase correlation, in
+/// pixels) between two views of a square.
+pub fn compare(before: &Mat, after: &Mat, window: &Mat) -> opencv::Result<(f32, f32)> {
+    let mut result = Mat::default();
+    imgproc::match_template(after, before, &mut result, imgproc::TM_CCOEFF_NORMED, &core::no_array())?;
+    let ncc = *result.at_2d::<f32>(0, 0)?;
+    let ncc = if ncc.is_finite() { ncc } else { 1.0 };
+    // Windowed into copies: OpenCV's phase correlation multiplies its inputs by the window in
+    // place where they need no padding.
+    let (mut a, mut b) = (Mat::default(), Mat::default());
+    core::multiply(before, window, &mut a, 1.0, -1)?;
+    core::multiply(after, window, &mut b, 1.0, -1)?;
+    let Point2d { x, y } = imgproc::phase_correlate(&a, &b, &core::no_array(), None)?;
+    Ok(((1.0 - ncc).max(0.0), x.hypot(y) as f32))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A textured square view, `side` pixels, the piece (a bright disc with a dark notch) at
+    /// (`cx`, `cy`) turned by `turn` radians, with Gaussian noise of `sigma`.
+    fn piece(side: i32, cx: f64, cy: f64, turn: f64, sigma: f64, seed: u64) -> Mat {
+        let mut m = Mat::new_rows_cols_with_default(side, side, core::CV_32F, core::Scalar::all(0.0)).unwrap();
+        let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let mut noise = || {
+            // Box-Muller from a small LCG: reproducible noise without a dependency.
+            let mut u = || {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                ((state >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+            };
+            (-2.0 * u().ln()).sqrt() * (2.0 * std::f64::consts::PI * u()).cos()
+        };
+        for y in 0..side {
+            for x in 0..side {
+                let (dx, dy) = (f64::from(x) - cx, f64::from(y) - cy);
+                let r = dx.hypot(dy);
+                let a = dy.atan2(dx) - turn;
+                let board = if (x / 6 + y / 6) % 2 == 0 { 90.0 } else { 120.0 };
+                let disc = if r < 14.0 { 200.0 - 40.0 * (a.cos() > 0.8) as i32 as f64 * (r > 5.0) as i32 as f64 } else { board };
+                *m.at_2d_mut::<f32>(y, x).unwrap() = (disc + sigma * noise()) as f32;
+            }
+        }
+        m
+    }
+
+    fn window(side: i32) -> Mat {
+        let mut w = Mat::default();
+        imgproc::create_hanning_window(&mut w, Size::new(side, side), core::CV_32F).unwrap();
+        w
+    }
+
+    #[test]
+    fn a_known_shift_is_found_and_noise_alone_is_not() {
+        let w = window(48);
+        let before = piece(48, 24.0, 24.0, 0.0, 2.0, 1);
+        // Noise alone: a second exposure of the same scene.
+        let still = piece(48, 24.0, 24.0, 0.0, 2.0, 2);
+        let (change_still, shift_still) = compare(&before, &still, &w).unwrap();
+        // The piece slid 1.5 px (about 2 mm at 48 px a 62 mm square).
+        let slid = piece(48, 25.2, 24.9, 0.0, 2.0, 3);
+        let (change_slid, shift_slid) = compare(&before, &slid, &w).unwrap();
+        assert!(shift_still < 0.3, "noise alone shifts {shift_still} px");
+        assert!((shift_slid - 1.5).abs() < 0.5, "a 1.5 px slide read {shift_slid} px");
+        assert!(change_slid > 4.0 * change_still, "change {change_slid} against noise {change_still}");
+    }
+
+    #[test]
+    fn a_known_turn_changes_the_view_where_noise_does_not() {
+        let w = window(48);
+        let before = piece(48, 24.0, 24.0, 0.0, 2.0, 1);
+        let still = piece(48, 24.0, 24.0, 0.0, 2.0, 2);
+        let turned = piece(48, 24.0, 24.0, 8f64.to_radians() * 3.0, 2.0, 3);
+        let (change_still, _) = compare(&before, &still, &w).unwrap();
+        let (change_turned, _) = compare(&before, &turned, &w).unwrap();
+        assert!(change_turned > 3.0 * change_still, "a turn changed {change_turned}, noise {change_still}");
+    }
+
+    #[test]
+    fn the_probability_grows_with_the_evidence() {
+        assert!(touch_probability(1.0, 1.0) < 0.1);
+        assert!(touch_probability(40.0, 20.0) > 0.9);
+        assert!(touch_probability(5.0, 1.0) < touch_probability(5.0, 5.0));
+    }
+}
