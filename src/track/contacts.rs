@@ -32,7 +32,9 @@ use crate::events::Hand;
 /// none of them a scripted touch: each was the hand covering the square on its way to the
 /// piece beside it; of the 50 touches reported, 2 were scripted ones (`touchmove eval`, within
 /// 5 frames). A lift, which the board shows for several readings, is what makes a touched
-/// piece sure.
+/// piece sure. A visit that moved the piece (see `displace`) is held to the same bound: on the
+/// clips rendered with what fingers do to a piece, 1 or 2 of 8 to 14 touches it reported were
+/// scripted ones, too few to accuse on.
 const TOUCH_CONF_MAX: f32 = 0.6;
 
 /// A contact read for less long than this (seconds: two readings at 20 to 30 frames a
@@ -125,7 +127,7 @@ impl Contacts {
         if self.runs.iter().any(overlaps) {
             self.visits.push(visit);
         } else if visit.p >= VISIT_TOUCH_MIN {
-            out.push(Touch { sq: visit.sq, t: visit.at, hand: visit.hand, conf: visit.p, brush: false });
+            out.push(Touch { sq: visit.sq, t: visit.at, hand: visit.hand, conf: visit.p.min(TOUCH_CONF_MAX), brush: false });
         }
     }
 
@@ -171,7 +173,7 @@ impl Contacts {
                 let read = (0.4 + length as f32).min(TOUCH_CONF_MAX);
                 let conf = match moved {
                     _ if graze => 0.4,
-                    Some(p) => p.max(read.min(p + 0.3)),
+                    Some(p) => p.max(read.min(p + 0.3)).min(TOUCH_CONF_MAX),
                     None => read,
                 };
                 out.push(Touch { sq: run.sq, t: run.first, hand: run.hand, conf, brush: graze });

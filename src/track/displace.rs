@@ -30,6 +30,10 @@ const NEAR_CELLS: usize = 3;
 /// The scale of light and shade (pixels of the warped board, about a sixth of a square) below
 /// which the views are compared.
 const SHADE_SIGMA: f64 = 8.0;
+/// A touch that leaves its piece on the square moves it a few millimetres: a view shifted by
+/// more than this part of a square shows another scene (the piece moved off and back, or
+/// another piece), which is the game's to read, not a touch's.
+const SHIFT_MAX: f64 = 1.0 / 8.0;
 /// Readings kept of one visit (a hand resting by a piece for minutes is not kept frame by frame).
 const NEAR_KEPT: usize = 256;
 /// A touch is looked for this long (seconds) after the hand first covered the piece.
@@ -275,6 +279,10 @@ impl Stills {
                         && occupied.contains(sq)
                     {
                         let (change, shift) = compare(&before, &view, &self.window)?;
+                        if f64::from(shift) > SHIFT_MAX * f64::from(square) {
+                            self.squares[i] = State::Clear { still: Some(view.clone()), anchor: Some((view.clone(), t)), last: view };
+                            continue;
+                        }
                         let z = (f64::from(change) / change_floor) as f32;
                         let shift_z = (f64::from(shift) / shift_floor) as f32;
                         let (at, hand) = near.touched();
