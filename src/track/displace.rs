@@ -418,8 +418,11 @@ mod tests {
 
     #[test]
     fn the_probability_grows_with_the_evidence() {
+        // At the noise floor a visit is no touch; a piece shifted twenty times the floor's shift
+        // (a few millimetres) and changed forty times its change is one.
         assert!(touch_probability(1.0, 1.0) < 0.1);
-        assert!(touch_probability(40.0, 20.0) > 0.9);
+        assert!(touch_probability(40.0, 20.0) > 0.8);
+        assert!(touch_probability(5.0, 1.0) < touch_probability(40.0, 1.0));
         assert!(touch_probability(5.0, 1.0) < touch_probability(5.0, 5.0));
     }
 }
