@@ -300,7 +300,11 @@ fn parse_events(values: &[Value]) -> Result<Vec<FramedEvent>, String> {
                 .get("frame")
                 .and_then(Value::as_u64)
                 .ok_or_else(|| format!("events[{i}]: field `frame`: missing or not a frame index"))?;
-            Ok(FramedEvent { frame, event })
+            let moved = v.get("displacement").map(|d| {
+                let shifted = d.get("mm").and_then(Value::as_array).is_some_and(|mm| mm.iter().any(|x| x.as_f64().is_some_and(|x| x != 0.0)));
+                shifted || d.get("deg").and_then(Value::as_f64).is_some_and(|x| x != 0.0)
+            });
+            Ok(FramedEvent { frame, event, moved })
         })
         .collect()
 }

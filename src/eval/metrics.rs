@@ -73,6 +73,9 @@ pub struct EventScores {
     pub per_kind: BTreeMap<&'static str, Counts>,
     /// The sum over matches of |predicted frame - labelled frame|.
     pub offset_frames: u64,
+    /// Labelled touches found and missed, by whether they moved the piece (`moved`, `unmoved`),
+    /// where the labels say.
+    pub touches: BTreeMap<&'static str, Counts>,
 }
 
 impl EventScores {
@@ -95,6 +98,9 @@ impl EventScores {
             self.per_kind.entry(kind).or_default().add(c);
         }
         self.offset_frames += other.offset_frames;
+        for (&kind, &c) in &other.touches {
+            self.touches.entry(kind).or_default().add(c);
+        }
     }
 }
 
@@ -115,6 +121,10 @@ pub fn match_events(expected: &[FramedEvent], predicted: &[FramedEvent], tol: u6
                 scores.offset_frames += p.frame.abs_diff(e.frame);
             }
             None => counts.missed += 1,
+        }
+        if let Some(moved) = e.moved {
+            let split = scores.touches.entry(if moved { "moved" } else { "unmoved" }).or_default();
+            if p.is_some() { split.matched += 1 } else { split.missed += 1 }
         }
     }
     for (p, _) in predicted.iter().zip(&used).filter(|(_, u)| !**u) {
@@ -410,7 +420,7 @@ mod tests {
     use shakmaty::Color;
 
     fn ev(frame: u64, line: &str) -> FramedEvent {
-        FramedEvent { frame, event: Event::parse(line, 1).unwrap() }
+        FramedEvent { frame, event: Event::parse(line, 1).unwrap(), moved: None }
     }
 
     fn touch(frame: u64, sq: &str) -> FramedEvent {
@@ -436,6 +446,16 @@ mod tests {
         assert_eq!(s.per_kind["lift"], Counts { matched: 1, missed: 0, extra: 0 });
         assert_eq!((s.all().precision(), s.all().recall()), (Some(1.0), Some(0.5)));
         assert_eq!(s.offset_frames, 1);
+    }
+
+    #[test]
+    fn touches_that_moved_the_piece_and_touches_that_did_not_are_counted_apart() {
+        let moved = FramedEvent { moved: Some(true), ..touch(20, "g1") };
+        let still = FramedEvent { moved: Some(false), ..touch(60, "e5") };
+        let s = match_events(&[moved, still, touch(90, "h1")], &[touch(21, "g1")], 3);
+        assert_eq!(s.touches["moved"], Counts { matched: 1, missed: 0, extra: 0 });
+        assert_eq!(s.touches["unmoved"], Counts { matched: 0, missed: 1, extra: 0 });
+        assert_eq!(s.per_kind["touch"], Counts { matched: 1, missed: 2, extra: 0 }, "a touch the labels say nothing of counts only with all");
     }
 
     #[test]

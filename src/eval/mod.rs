@@ -24,6 +24,9 @@ pub struct FramedEvent {
     pub frame: u64,
     /// The event, in the contract of `docs/events.md`.
     pub event: Event,
+    /// For a labelled touch whose labels say what the fingers did to the piece (a render's
+    /// `displacement`): whether they moved it. Touches that moved nothing are the hard ones.
+    pub moved: Option<bool>,
 }
 
 /// What stands on each square, in FEN reading order (a8, b8, ..., h8, a7, ..., h1).

@@ -140,7 +140,7 @@ fn events(path: &Path) -> Result<Vec<FramedEvent>, String> {
         {
             return Err(format!("fields `t`, `frame`: {} (frame {frame}) is earlier than the previous event: time must not go backwards", event.t));
         }
-        out.push(FramedEvent { frame, event });
+        out.push(FramedEvent { frame, event, moved: None });
         Ok(())
     })?;
     Ok(out)

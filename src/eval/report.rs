@@ -86,6 +86,9 @@ impl Totals {
             for (kind, &c) in &e.per_kind {
                 counts_metrics(&mut out, &format!("events.{kind}"), &format!("`{kind}` events"), c, "");
             }
+            for (split, &c) in &e.touches {
+                out.push(Metric::new(&format!("events.touch.{split}.recall"), c.recall(), format!("{} of {} labelled touches that {} the piece found", c.matched, c.matched + c.missed, if *split == "moved" { "moved" } else { "did not move" })));
+            }
         }
         if let Some(m) = &self.moves {
             out.push(ratio("moves.exact_clips", m.exact_clips, "clips whose move sequence is exact"));
