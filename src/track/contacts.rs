@@ -79,8 +79,6 @@ pub struct Contacts {
     runs: Vec<Run>,
     /// Visits measured (see `displace`), waiting for the run they explain.
     visits: Vec<Visit>,
-    /// Squares whose visit is still being measured (see [`Contacts::hold`]).
-    held: Bitboard,
     /// Recent grasps (runs whose piece left): the hand, and when the piece left.
     grasps: Vec<(Option<Hand>, f64)>,
 }
@@ -89,11 +87,6 @@ impl Contacts {
     /// The earliest time a touch still to be reported can carry.
     pub fn pending_since(&self) -> f64 {
         self.runs.iter().map(|r| r.first).fold(f64::INFINITY, f64::min)
-    }
-
-    /// The squares whose hand's visit is still being measured: their runs wait for it.
-    pub fn hold(&mut self, visiting: Bitboard) {
-        self.held = visiting;
     }
 
     /// Takes in one reading (after `squares` took it in); appends decided touches to `out`.
@@ -133,7 +126,6 @@ impl Contacts {
 
     /// Decides every run still waiting (end of input).
     pub fn finish(&mut self, squares: &Squares, opts: &Options, out: &mut Vec<Touch>) {
-        self.held = Bitboard::EMPTY;
         self.decide(f64::INFINITY, squares, opts, true, out);
     }
 
@@ -150,9 +142,8 @@ impl Contacts {
         let runs = self.runs.clone();
         let grasps = &self.grasps;
         let visits = &mut self.visits;
-        let held = self.held;
         self.runs.retain(|run| {
-            let ready = all || (!run.open && t > run.last + opts.graze_s && squares.confirmed(run.sq) > run.last && !held.contains(run.sq));
+            let ready = all || (!run.open && t > run.last + opts.graze_s && squares.confirmed(run.sq) > run.last);
             let lifted = squares.changed(run.sq) >= run.first;
             if !ready && !lifted {
                 return true;
@@ -166,16 +157,11 @@ impl Contacts {
                 if !graze && length < GLANCE_S {
                     return false;
                 }
-                // What the visit did to the piece outweighs how long the contact was read.
-                let moved = visits.iter().filter(|v| v.sq == run.sq && v.from <= run.last && v.to >= run.first).map(|v| v.p).fold(None, |a: Option<f32>, p| Some(a.map_or(p, |a| a.max(p))));
-                // A visit that left the piece where it was speaks against the touch (most
-                // touches move the piece): the run then counts for at most 0.3 above it.
-                let read = (0.4 + length as f32).min(TOUCH_CONF_MAX);
-                let conf = match moved {
-                    _ if graze => 0.4,
-                    Some(p) => p.max(read.min(p + 0.3)).min(TOUCH_CONF_MAX),
-                    None => read,
-                };
+                // A visit that moved the piece adds to the contact read; one that left it where it
+                // was takes nothing away (a fingertip's touch may move nothing: a fifth of the
+                // rendered touches do not).
+                let moved = visits.iter().filter(|v| v.sq == run.sq && v.from <= run.last && v.to >= run.first).map(|v| v.p).fold(0.0, f32::max);
+                let conf = if graze { 0.4 } else { (0.4 + length as f32).max(moved).min(TOUCH_CONF_MAX) };
                 out.push(Touch { sq: run.sq, t: run.first, hand: run.hand, conf, brush: graze });
             }
             false

@@ -28,8 +28,8 @@ const NEAR_COVER: f32 = 0.02;
 /// Cells of the hand map around a square (half a square at 6 cells a square) a hand is near in.
 const NEAR_CELLS: usize = 3;
 /// The scale of light and shade (pixels of the warped board, about a sixth of a square) below
-/// which the views are compared.
-const SHADE_SIGMA: f64 = 8.0;
+/// which the views are compared: the local mean is taken over a box this far each way.
+const SHADE_RADIUS: i32 = 8;
 /// A touch that leaves its piece on the square moves it a few millimetres: a view shifted by
 /// more than this part of a square shows another scene (the piece moved off and back, or
 /// another piece), which is the game's to read, not a touch's.
@@ -83,13 +83,13 @@ pub struct Visit {
 
 /// The probability that a piece was touched, from how far its view changed above the noise
 /// floor (`z`) and how far it shifted above it (`shift_z`): a logistic model,
-/// `1 / (1 + exp(-(a + b ln z + c ln shift_z)))`, fitted by `training/fit_touch.py` on the 339
+/// `1 / (1 + exp(-(a + b ln z + c ln shift_z)))`, fitted by `training/fit_touch.py` on the 336
 /// visits (9 of them touched) of the scripts of `fixtures/clips` rendered with what the fingers
 /// do to the piece (`python -m render.fixtures --out DIR`: the committed clips predate it).
 pub fn touch_probability(z: f32, shift_z: f32) -> f32 {
-    const A: f32 = -3.330;
-    const B: f32 = 0.602;
-    const C: f32 = 0.990;
+    const A: f32 = -3.250;
+    const B: f32 = 0.607;
+    const C: f32 = 1.402;
     let x = A + B * z.max(1e-3).ln() + C * shift_z.max(1e-3).ln();
     1.0 / (1.0 + (-x).exp())
 }
@@ -238,36 +238,40 @@ impl Stills {
                 // A hand near: only when it first covers the piece is of use.
                 if let State::Visited { before, near, .. } = &mut self.squares[i]
                     && near.onset.is_none()
-                    && f64::from(compare(before, &crop(&self.gray, rect)?, &self.window)?.0) > still_max
+                    && f64::from(change(before, &crop(&self.gray, rect)?)?) > still_max
                 {
                     near.onset = Some(t);
                 }
+                continue;
+            }
+            if !occupied.contains(sq) {
+                // No piece to touch: nothing kept (a piece set down is seen from then on).
+                self.squares[i] = State::Unseen;
                 continue;
             }
             let view = crop(&self.gray, rect)?;
             match std::mem::replace(&mut self.squares[i], State::Unseen) {
                 State::Unseen => self.squares[i] = State::Clear { still: None, anchor: None, last: view },
                 State::Clear { still, anchor, last } => {
-                    let (moved, _) = compare(&last, &view, &self.window)?;
-                    if f64::from(moved) > still_max {
+                    if f64::from(change(&last, &view)?) > still_max {
                         self.squares[i] = State::Clear { still, anchor, last: view };
                         continue;
                     }
                     // Still. The floor is measured across a still stretch, on pieces.
                     let anchor = match anchor {
                         Some((was, then)) if t - then < NOISE_GAP_S => Some((was, then)),
-                        Some((was, _)) if occupied.contains(sq) => {
+                        Some((was, _)) => {
                             let (change, shift) = compare(&was, &view, &self.window)?;
                             self.noise.push(change, shift);
                             Some((view.clone(), t))
                         }
-                        _ => Some((view.clone(), t)),
+                        None => Some((view.clone(), t)),
                     };
                     self.squares[i] = State::Clear { still: Some(view.clone()), anchor, last: view };
                 }
                 State::Visited { before, near, after } => {
                     let settled = match &after {
-                        Some((candidate, _)) => f64::from(compare(candidate, &view, &self.window)?.0) <= still_max,
+                        Some((candidate, _)) => f64::from(change(candidate, &view)?) <= still_max,
                         None => false,
                     };
                     if !settled {
@@ -304,24 +308,11 @@ impl Stills {
             }
         }
     }
-
-    /// The start of the earliest visit under way (infinity where there is none).
-    pub fn pending_since(&self) -> f64 {
-        self.squares.iter().filter_map(|s| if let State::Visited { near, .. } = s { Some(near.from) } else { None }).fold(f64::INFINITY, f64::min)
-    }
-
-    /// Whether a visit to `sq` is under way (a hand near it, or not seen clear since).
-    pub fn visited_since(&self, sq: Square) -> Option<f64> {
-        match &self.squares[usize::from(sq)] {
-            State::Visited { near, .. } => Some(near.from),
-            _ => None,
-        }
-    }
 }
 
 /// The view of `gray`'s `rect` that a touch changes and a shadow does not: the log of the
 /// light, lightly smoothed (a pixel's noise is not the piece's), less its local mean over
-/// [`SHADE_SIGMA`] pixels. A hand's shadow or a change of light scales the light smoothly, which
+/// [`SHADE_RADIUS`] pixels. A hand's shadow or a change of light scales the light smoothly, which
 /// the log turns into a smooth offset and the subtraction removes; a piece's edges stay.
 fn crop(gray: &Mat, rect: Rect) -> opencv::Result<Mat> {
     let roi = Mat::roi(gray, rect)?;
@@ -332,7 +323,8 @@ fn crop(gray: &Mat, rect: Rect) -> opencv::Result<Mat> {
     let mut smooth = Mat::default();
     imgproc::gaussian_blur(&log, &mut smooth, Size::new(3, 3), 0.8, 0.8, core::BORDER_REFLECT)?;
     let mut shade = Mat::default();
-    imgproc::gaussian_blur(&smooth, &mut shade, Size::new(0, 0), SHADE_SIGMA, SHADE_SIGMA, core::BORDER_REFLECT)?;
+    let k = 2 * SHADE_RADIUS + 1;
+    imgproc::blur(&smooth, &mut shade, Size::new(k, k), core::Point::new(-1, -1), core::BORDER_REFLECT)?;
     let mut view = Mat::default();
     core::subtract(&smooth, &shade, &mut view, &core::no_array(), -1)?;
     Ok(view)
@@ -341,17 +333,21 @@ fn crop(gray: &Mat, rect: Rect) -> opencv::Result<Mat> {
 /// `change` (one minus the normalised cross-correlation) and `shift` (phase correlation, in
 /// pixels) between two views of a square.
 pub fn compare(before: &Mat, after: &Mat, window: &Mat) -> opencv::Result<(f32, f32)> {
-    let mut result = Mat::default();
-    imgproc::match_template(after, before, &mut result, imgproc::TM_CCOEFF_NORMED, &core::no_array())?;
-    let ncc = *result.at_2d::<f32>(0, 0)?;
-    let ncc = if ncc.is_finite() { ncc } else { 1.0 };
     // Windowed into copies: OpenCV's phase correlation multiplies its inputs by the window in
     // place where they need no padding.
     let (mut a, mut b) = (Mat::default(), Mat::default());
     core::multiply(before, window, &mut a, 1.0, -1)?;
     core::multiply(after, window, &mut b, 1.0, -1)?;
     let Point2d { x, y } = imgproc::phase_correlate(&a, &b, &core::no_array(), None)?;
-    Ok(((1.0 - ncc).max(0.0), x.hypot(y) as f32))
+    Ok((change(before, after)?, x.hypot(y) as f32))
+}
+
+/// One minus the normalised cross-correlation of two views of a square (0 for the same view).
+fn change(before: &Mat, after: &Mat) -> opencv::Result<f32> {
+    let mut result = Mat::default();
+    imgproc::match_template(after, before, &mut result, imgproc::TM_CCOEFF_NORMED, &core::no_array())?;
+    let ncc = *result.at_2d::<f32>(0, 0)?;
+    Ok(if ncc.is_finite() { (1.0 - ncc).max(0.0) } else { 0.0 })
 }
 
 #[cfg(test)]

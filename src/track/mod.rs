@@ -45,10 +45,6 @@ use squares::{Seen, Squares};
 /// often seen a few frames after the hand).
 const LEFT_GRACE_S: f64 = 1.5;
 
-/// A hand's visit to a square holds back the events for at most this long (seconds) while it
-/// is measured: a hand resting beside the board must not hold back the game.
-const VISIT_WAIT_S: f64 = 3.0;
-
 /// The `hand_conf` of events by a hand whose number is in doubt (it came alone and took another
 /// number than its side's last hand), under the rule engine's default `--min-conf`: whether a
 /// player used two hands (4.1, 7.5.4) is then left to the arbiter.
@@ -221,15 +217,12 @@ impl Tracker {
         self.stills.hands(reading, self.opts.hand_min, |sq| hands.nearest(&reading.hands, sq).map(|(h, _)| h));
         let mut touches = Vec::new();
         let capturable = self.interpreter.capturable();
-        let stills = &self.stills;
-        self.contacts.hold(Square::ALL.into_iter().filter(|&sq| stills.visited_since(sq).is_some_and(|from| t - from < VISIT_WAIT_S)).collect());
         self.contacts.update(reading, &self.hands, &self.squares, capturable, &self.opts, &mut touches);
         self.interpreter.see_hands(reading, &self.hands);
         self.take_touches(touches);
         let settled = self.squares.settled();
         self.take_leaving(|left| left.t + LEFT_GRACE_S < settled);
-        let visiting = self.stills.pending_since().max(t - VISIT_WAIT_S);
-        let until = settled.min(self.contacts.pending_since()).min(visiting).min(t);
+        let until = settled.min(self.contacts.pending_since()).min(t);
         self.flush(until, out);
         self.flushed = self.flushed.max(until);
     }
