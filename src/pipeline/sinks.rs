@@ -1,7 +1,8 @@
 //! The pipeline's outputs, each written as it happens so a crash or Ctrl-C loses nothing
-//! already decided: `events.jsonl`, `rulings.jsonl`, `track.jsonl`, `visits.jsonl` (the hands'
-//! visits to pieces, measured: see `track::displace`) (line-buffered and flushed every frame), `game.pgn` (rewritten atomically after every move, and as soon as a move
-//! stands on the board, before it is completed), `evidence/` (a JPEG of the board at each ruling
+//! already decided: `events.jsonl`, `rulings.jsonl`, `track.jsonl` and `visits.jsonl` (the
+//! hands' visits to pieces, measured: see `track::displace`), line-buffered and flushed every
+//! frame; `game.pgn` (rewritten atomically after every move, and as soon as a move stands on
+//! the board, before it is completed), `evidence/` (a JPEG of the board at each ruling
 //! with the squares it rests on marked), `annotated.mp4` with `--overlay`, and `summary.json` at
 //! the end. With `echo` (live), moves and rulings also go to stdout; with `--serve`, the game,
 //! moves, rulings and warnings go on the air ([`OnAir`]) once written.

@@ -19,14 +19,13 @@ use opencv::prelude::*;
 use opencv::{core, imgproc};
 use shakmaty::{Bitboard, Square};
 
+use crate::board::Layout;
 use crate::detect::Reading;
 use crate::events::Hand;
 
 /// A hand is near a square when it covers this much of it, or a cell of its hand map at the
 /// tracker's `hand_min` lies within half a square of it.
 const NEAR_COVER: f32 = 0.02;
-/// Cells of the hand map around a square (half a square at 6 cells a square) a hand is near in.
-const NEAR_CELLS: usize = 3;
 /// The scale of light and shade (pixels of the warped board, about a sixth of a square) below
 /// which the views are compared: the local mean is taken over a box this far each way.
 const SHADE_RADIUS: i32 = 8;
@@ -162,7 +161,6 @@ pub struct Stills {
     squares: Vec<State>,
     /// Per square, as of the last reading: whether a hand is near, with its evidence.
     near: [Option<(f32, Option<Hand>)>; 64],
-    near_t: f64,
     noise: Noise,
     window: Mat,
     gray: Mat,
@@ -170,7 +168,7 @@ pub struct Stills {
 
 impl Default for Stills {
     fn default() -> Stills {
-        Stills { squares: vec![State::Unseen; 64], near: [None; 64], near_t: f64::NEG_INFINITY, noise: Noise::default(), window: Mat::default(), gray: Mat::default() }
+        Stills { squares: vec![State::Unseen; 64], near: [None; 64], noise: Noise::default(), window: Mat::default(), gray: Mat::default() }
     }
 }
 
@@ -179,13 +177,13 @@ impl Stills {
     /// `nearest` names the hand nearest a square.
     pub fn hands(&mut self, reading: &Reading, hand_min: f32, nearest: impl Fn(Square) -> Option<Hand>) {
         let map = &reading.hands;
-        self.near_t = reading.t;
         for sq in Square::ALL {
             let i = usize::from(sq);
             let square = reading.square(sq);
             let (rows, cols) = map.cells(sq);
-            let (r0, r1) = (rows.start.saturating_sub(NEAR_CELLS), (rows.end + NEAR_CELLS).min(map.side));
-            let (c0, c1) = (cols.start.saturating_sub(NEAR_CELLS), (cols.end + NEAR_CELLS).min(map.side));
+            let reach = map.cells_per_square / 2;
+            let (r0, r1) = (rows.start.saturating_sub(reach), (rows.end + reach).min(map.side));
+            let (c0, c1) = (cols.start.saturating_sub(reach), (cols.end + reach).min(map.side));
             let in_map = (r0..r1).any(|r| (c0..c1).any(|c| map.white[r * map.side + c] >= hand_min || map.black[r * map.side + c] >= hand_min));
             let near = in_map || square.cover >= NEAR_COVER;
             self.near[i] = near.then(|| {
@@ -223,7 +221,9 @@ impl Stills {
         if side < 18 || warped.rows() != side {
             return Ok(());
         }
-        let (square, margin) = (side / 9, side / 18);
+        // The model's layout: a square a ninth of the side, half a square of margin.
+        let layout = Layout { square: (side / 9) as u32, margin: (side / 18) as u32 };
+        let square = layout.square as i32;
         imgproc::cvt_color(warped, &mut self.gray, imgproc::COLOR_BGR2GRAY, 0)?;
         if self.window.rows() != square {
             imgproc::create_hanning_window(&mut self.window, Size::new(square, square), core::CV_32F)?;
@@ -232,8 +232,8 @@ impl Stills {
         let still_max = floor.map_or(BOOT_STILL, |(change, _)| STILL_Z * change);
         for sq in Square::ALL {
             let i = usize::from(sq);
-            let (row, col) = (7 - i32::from(sq.rank() as u8), i32::from(sq.file() as u8));
-            let rect = Rect::new(margin + col * square, margin + row * square, square, square);
+            let (x, y, w, h) = layout.square_rect(sq);
+            let rect = Rect::new(x as i32, y as i32, w as i32, h as i32);
             if self.near[i].is_some() {
                 // A hand near: only when it first covers the piece is of use.
                 if let State::Visited { before, near, .. } = &mut self.squares[i]
@@ -278,19 +278,14 @@ impl Stills {
                         self.squares[i] = State::Visited { before, near, after: Some((view, t)) };
                         continue;
                     }
-                    let to = after.map_or(t, |(_, then)| then);
-                    if let Some((change_floor, shift_floor)) = floor
-                        && occupied.contains(sq)
-                    {
+                    if let Some((change_floor, shift_floor)) = floor {
                         let (change, shift) = compare(&before, &view, &self.window)?;
-                        if f64::from(shift) > SHIFT_MAX * f64::from(square) {
-                            self.squares[i] = State::Clear { still: Some(view.clone()), anchor: Some((view.clone(), t)), last: view };
-                            continue;
+                        if f64::from(shift) <= SHIFT_MAX * f64::from(square) {
+                            let (z, shift_z) = ((f64::from(change) / change_floor) as f32, (f64::from(shift) / shift_floor) as f32);
+                            let (at, hand) = near.touched();
+                            let to = after.map_or(t, |(_, then)| then);
+                            out.push(Visit { sq, from: near.from, to, at, hand, change, shift, z, shift_z, p: touch_probability(z, shift_z) });
                         }
-                        let z = (f64::from(change) / change_floor) as f32;
-                        let shift_z = (f64::from(shift) / shift_floor) as f32;
-                        let (at, hand) = near.touched();
-                        out.push(Visit { sq, from: near.from, to, at, hand, change, shift, z, shift_z, p: touch_probability(z, shift_z) });
                     }
                     self.squares[i] = State::Clear { still: Some(view.clone()), anchor: Some((view.clone(), t)), last: view };
                 }
