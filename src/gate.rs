@@ -26,15 +26,16 @@ impl Gate {
         Gate { last: None, threshold, heartbeat: heartbeat.max(1), since_run: 0 }
     }
 
-    /// Whether to run the model on `board` (the warped board, BGR or grey).
-    pub fn admit(&mut self, board: &Mat) -> Result<bool, BoardError> {
+    /// Whether to run the model on `board` (the warped board, BGR or grey); always where
+    /// `wanted` (a reading is waited for).
+    pub fn admit(&mut self, board: &Mat, wanted: bool) -> Result<bool, BoardError> {
         let thumb = thumbnail(board)?;
         let changed = match &self.last {
             None => true,
             Some(last) => largest_change(last, &thumb)? > self.threshold,
         };
         self.since_run += 1;
-        if changed || self.since_run >= self.heartbeat {
+        if wanted || changed || self.since_run >= self.heartbeat {
             self.last = Some(thumb);
             self.since_run = 0;
             return Ok(true);
@@ -82,18 +83,18 @@ mod tests {
     #[test]
     fn a_quiet_board_is_skipped_and_a_hand_is_not() {
         let mut gate = Gate::new(10.0, 30);
-        assert!(gate.admit(&noisy_board(1)).unwrap(), "the first frame runs");
-        let skipped = (2..12).filter(|&s| !gate.admit(&noisy_board(s)).unwrap()).count();
+        assert!(gate.admit(&noisy_board(1), false).unwrap(), "the first frame runs");
+        let skipped = (2..12).filter(|&s| !gate.admit(&noisy_board(s), false).unwrap()).count();
         assert_eq!(skipped, 10, "sensor noise alone does not run the model");
         let mut hand = noisy_board(12);
         imgproc::circle(&mut hand, Point::new(30, 370), 25, Scalar::all(140.0), -1, imgproc::LINE_8, 0).unwrap();
-        assert!(gate.admit(&hand).unwrap(), "a fingertip at the edge runs the model");
+        assert!(gate.admit(&hand, false).unwrap(), "a fingertip at the edge runs the model");
     }
 
     #[test]
     fn the_heartbeat_runs_the_model_on_a_still_board() {
         let mut gate = Gate::new(10.0, 5);
-        let runs = (0..20).filter(|&s| gate.admit(&noisy_board(s)).unwrap()).count();
+        let runs = (0..20).filter(|&s| gate.admit(&noisy_board(s), false).unwrap()).count();
         assert_eq!(runs, 4, "frames 0, 5, 10 and 15");
     }
 }

@@ -250,7 +250,10 @@ pub fn run(config: &Config, stop: Arc<AtomicBool>, progress: &mut dyn FnMut(&Pro
     // The model's stage tells the prepare stage when a reading showed no hand (for the drift
     // check), and of which frame.
     let quiet = Arc::new(prepare::Quiet::default());
-    let preparer = prepare::Preparer::new(config, model.layout(), quiet.clone());
+    // Live, the decide stage tells the prepare stage while a move waits for readings to go out
+    // (offline the frames read do not hang on the threads' timing).
+    let undecided = config.live.then(|| Arc::new(AtomicBool::new(false)));
+    let preparer = prepare::Preparer::new(config, model.layout(), quiet.clone(), undecided.clone());
     let (to_detect, prepared) = bounded::<prepare::Prepared>(if config.live { 2 } else { OFFLINE_AHEAD });
     let frames = running.frames;
     let prepare_thread = std::thread::Builder::new()
@@ -268,6 +271,7 @@ pub fn run(config: &Config, stop: Arc<AtomicBool>, progress: &mut dyn FnMut(&Pro
         live: config.live,
         rules: config.rules,
         declarations: config.declarations.clone(),
+        undecided,
         relearn: Relearn { fingerprint, source: config.calibration.source.clone(), to_model, learning: None },
     };
     let decide_thread = std::thread::Builder::new()
@@ -326,6 +330,8 @@ struct Game {
     live: bool,
     rules: rules::Options,
     declarations: Vec<Event>,
+    /// Live: set while a move of the decoder's waits to go out (see the prepare stage).
+    undecided: Option<Arc<AtomicBool>>,
     relearn: Relearn,
 }
 
@@ -501,6 +507,9 @@ fn decide(mut game: Game, readings: crossbeam_channel::Receiver<Analysed>, out: 
             decoding,
             decided_at: SystemTime::now(),
         };
+        if let Some(undecided) = &game.undecided {
+            undecided.store(decoder.undecided(), Ordering::Relaxed);
+        }
         last = Some((a.t, a.index));
         if out.send(outcome).is_err() {
             return;

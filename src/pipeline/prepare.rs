@@ -3,6 +3,7 @@
 //! overlay or the evidence need, and watches for the board or camera moving. It runs in its own
 //! thread, so warping one frame overlaps the model reading the one before.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
@@ -121,12 +122,15 @@ pub(super) struct Preparer {
     relearn: Option<(Mat, [Px; 4])>,
     /// Frames come from a live source: the model's readings are not waited for.
     live: bool,
+    /// Live: set by the decide stage while a move leads that has not gone out; every frame is
+    /// read then, so it goes out as soon as the readings allow, not at the gate's heartbeat.
+    undecided: Option<Arc<AtomicBool>>,
 }
 
 impl Preparer {
     /// A stage preparing frames of `config`'s source for a model that reads warps of `layout`;
     /// `quiet` is kept by the model's stage.
-    pub(super) fn new(config: &Config, layout: Layout, quiet: Arc<Quiet>) -> Preparer {
+    pub(super) fn new(config: &Config, layout: Layout, quiet: Arc<Quiet>, undecided: Option<Arc<AtomicBool>>) -> Preparer {
         Preparer {
             calibration: config.calibration.clone(),
             layout,
@@ -143,6 +147,7 @@ impl Preparer {
             with_set: config.set.is_some(),
             relearn: None,
             live: config.live,
+            undecided,
         }
     }
 
@@ -161,7 +166,10 @@ impl Preparer {
             let mut warning = self.fit_size(&frame)?;
             // Without the gate, every frame is read.
             let moved = match &mut self.gate {
-                Some(gate) => Some(gate.admit(&self.calibration.glance(&frame.image, GLANCE)?)?),
+                Some(gate) => {
+                    let wanted = self.undecided.as_ref().is_some_and(|u| u.load(Ordering::Relaxed));
+                    Some(gate.admit(&self.calibration.glance(&frame.image, GLANCE)?, wanted)?)
+                }
                 None => None,
             };
             // The grid is checked where the gate saw nothing move since the model last read a

@@ -314,6 +314,11 @@ impl Decoder {
         &self.beam[0].pos
     }
 
+    /// Whether a move of the leading history waits to go out: readings now decide when.
+    pub fn undecided(&self) -> bool {
+        !self.leading.is_empty()
+    }
+
     /// Takes in the next reading; appends what it decides to `out`. A reading not after the
     /// previous one is ignored.
     pub fn push(&mut self, reading: &Reading, out: &mut Vec<Decoded>) {

@@ -204,6 +204,26 @@ fn a_move_goes_out_once_it_has_led_long_enough_and_the_hand_has_left() {
 }
 
 #[test]
+fn live_the_decoder_is_undecided_while_a_move_leads_that_has_not_gone_out() {
+    let start = Chess::default();
+    let moves = line(&start, "e4");
+    let film = filmed(&start, &moves);
+    let mut d = Decoder::new(start, Options::with_lag(Options::LIVE_LAG_S));
+    let mut out = Vec::new();
+    let mut undecided = Vec::new();
+    for r in &film.readings {
+        d.push(r, &mut out);
+        undecided.push((r.t, d.undecided(), !out.is_empty()));
+    }
+    // Quiet before the move; undecided from when e4 leads until it goes out; quiet after.
+    assert!(!undecided[0].1);
+    let first = undecided.iter().position(|u| u.1).expect("the move leads a while before it goes out");
+    let sent = undecided.iter().position(|u| u.2).expect("the move went out");
+    assert!(first < sent && undecided[first..sent].iter().all(|u| u.1), "{undecided:?}");
+    assert!(undecided[sent..].iter().all(|u| !u.1), "{undecided:?}");
+}
+
+#[test]
 fn stills_one_a_move_and_a_whole_move_missed_between_two() {
     let start = Chess::default();
     let moves = line(&start, "e4 e5 Nf3 Nc6 Bb5 a6 Ba4 Nf6 O-O Be7");
