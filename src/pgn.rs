@@ -98,7 +98,7 @@ pub struct Game {
     pending: Vec<Comment>,
     end: Chess,
     /// A legal move the board shows, not yet completed.
-    standing: Option<Move>,
+    standing: Vec<Move>,
     /// Rulings recorded so far.
     rulings: u64,
     /// The arbiter's word on a ruling, by its number.
@@ -106,9 +106,9 @@ pub struct Game {
 }
 
 impl Game {
-    /// How many moves (plies) the PGN shows: those recorded and the one standing.
+    /// How many moves (plies) the PGN shows: those recorded and those standing.
     pub fn plies(&self) -> usize {
-        self.moves.len() + usize::from(self.standing.is_some())
+        self.moves.len() + self.standing.len()
     }
 
     /// The game's tags.
@@ -118,7 +118,7 @@ impl Game {
 
     /// A game starting from `start`, under `tags`.
     pub fn new(start: &Chess, tags: Tags) -> Game {
-        Game { tags, start: start.clone(), moves: Vec::new(), pending: Vec::new(), end: start.clone(), standing: None, rulings: 0, arbiter: BTreeMap::new() }
+        Game { tags, start: start.clone(), moves: Vec::new(), pending: Vec::new(), end: start.clone(), standing: Vec::new(), rulings: 0, arbiter: BTreeMap::new() }
     }
 
     /// Rulings recorded so far; the first is number 1.
@@ -146,7 +146,7 @@ impl Game {
                 comments.append(&mut self.pending);
                 self.moves.push((m.san.clone(), comments));
                 self.end = position_after.clone();
-                self.standing = None;
+                self.standing.clear();
             }
             Record::Ruling(r) => {
                 self.rulings += 1;
@@ -173,7 +173,7 @@ impl Game {
             }
         }
         self.end = end;
-        self.standing = None;
+        self.standing.clear();
         self.pending.push(Comment::Said(format!("{:.1}s correction: {}", c.t, c.text)));
     }
 
@@ -182,12 +182,25 @@ impl Game {
         &self.end
     }
 
-    /// Shows `m`, a legal move standing on the board but not yet completed, after the recorded
-    /// moves (or nothing). Returns whether that changes the text.
-    pub fn show(&mut self, m: Option<Move>) -> bool {
-        let m = m.filter(|&m| self.end.is_legal(m));
-        let changed = m != self.standing;
-        self.standing = m;
+    /// Shows `ms`, moves standing on the board but not yet completed (the board shows them
+    /// made; the opponent's touch that completes each, or its events, are still to come), after
+    /// the recorded moves; as far as they are legal there, one after the other. Returns whether
+    /// that changes the text.
+    pub fn show(&mut self, ms: &[Move]) -> bool {
+        let mut pos = self.end.clone();
+        let legal: Vec<Move> = ms
+            .iter()
+            .copied()
+            .take_while(|&m| {
+                let ok = pos.is_legal(m);
+                if ok {
+                    pos.play_unchecked(m);
+                }
+                ok
+            })
+            .collect();
+        let changed = legal != self.standing;
+        self.standing = legal;
         changed
     }
 
@@ -231,10 +244,15 @@ impl Game {
             }
             turn = turn.other();
         }
-        if let Some(m) = self.standing {
+        let mut pos = self.end.clone();
+        for &m in &self.standing {
             tokens.push(numbered(number, turn));
-            tokens.push(SanPlus::from_move(self.end.clone(), m).to_string());
+            tokens.push(SanPlus::from_move_and_play_unchecked(&mut pos, m).to_string());
             comment("on the board, not yet completed", &mut tokens);
+            if turn == Color::Black {
+                number += 1;
+            }
+            turn = turn.other();
         }
         self.pending.iter().for_each(|c| self.comment(c, &mut tokens));
         tokens.push(result.to_string());
@@ -408,16 +426,20 @@ mod tests {
         let start = Chess::default();
         let mut game = Game::new(&start, Tags::unknown("test"));
         let e4 = Move::Normal { role: Role::Pawn, from: Square::E2, capture: None, to: Square::E4, promotion: None };
-        assert!(game.show(Some(e4)));
-        assert!(!game.show(Some(e4)), "the same move again changes nothing");
+        assert!(game.show(&[e4]));
+        assert!(!game.show(&[e4]), "the same move again changes nothing");
         let flat = |g: &Game| g.to_pgn().split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(flat(&game).ends_with("1. e4 { on the board, not yet completed } *"), "{}", flat(&game));
         // A move that is not legal in the recorded game is not shown.
         let e5 = Move::Normal { role: Role::Pawn, from: Square::E7, capture: None, to: Square::E5, promotion: None };
-        assert!(game.show(Some(e5)));
+        assert!(game.show(&[e5]));
         assert!(flat(&game).ends_with("[Annotator \"touchmove\"] *"), "{}", flat(&game));
+        // Two standing, the second after the first; one that cannot follow is not shown.
+        assert!(game.show(&[e4, e5, e5]));
+        assert_eq!(game.plies(), 2);
+        assert!(flat(&game).ends_with("1. e4 { on the board, not yet completed } 1... e5 { on the board, not yet completed } *"), "{}", flat(&game));
         // Recorded, it is an ordinary move.
-        game.show(Some(e4));
+        game.show(&[e4]);
         let mut pos = start.clone();
         let san = shakmaty::san::SanPlus::from_move_and_play_unchecked(&mut pos, e4).to_string();
         game.record(&Record::Move(MoveRecord { t: 2.0, made_t: 1.5, ply: 1, side: Color::White, m: e4, san, fen: String::new() }), &pos);

@@ -156,15 +156,24 @@ impl Board {
                 Ok(true)
             }
             "standing" => {
-                let m = match record["uci"].as_str() {
-                    Some(text) => Some(uci(text, &self.position)?),
-                    None => None,
+                // All the moves standing (`moves`), or the first alone (`uci`, from a board
+                // that says only that).
+                let texts: Vec<&str> = match record["moves"].as_array() {
+                    Some(all) => all.iter().filter_map(|v| v.as_str()).collect(),
+                    None => record["uci"].as_str().into_iter().collect(),
                 };
+                let mut at = self.position.clone();
+                let mut ms = Vec::new();
+                for text in texts {
+                    let m = uci(text, &at)?;
+                    shakmaty::Position::play_unchecked(&mut at, m);
+                    ms.push(m);
+                }
                 self.shown = match record["fen"].as_str() {
                     Some(fen) => position(fen)?,
                     None => self.position.clone(),
                 };
-                Ok(self.game.show(m))
+                Ok(self.game.show(&ms))
             }
             "decision" => {
                 let ruling = record["ruling"].as_u64().ok_or_else(|| bad("no ruling number"))?;

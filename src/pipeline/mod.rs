@@ -216,7 +216,7 @@ struct Outcome {
     /// The position after the records (for SAN and the PGN).
     position: Chess,
     /// The legal move the pieces show, not yet completed (shown last in the PGN).
-    standing: Option<Move>,
+    standing: Vec<Move>,
     latency: Option<f64>,
     /// The start position read from the board, on the first outcome, where it is not the one
     /// asked for.
@@ -539,7 +539,7 @@ fn decide(mut game: Game, readings: crossbeam_channel::Receiver<Analysed>, out: 
             visits: Vec::new(),
             records,
             position: engine.position().clone(),
-            standing: None,
+            standing: Vec::new(),
             latency: None,
             start: None,
             decoding: 0.0,

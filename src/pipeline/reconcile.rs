@@ -81,10 +81,24 @@ impl Reconciler {
         &self.engine
     }
 
-    /// The move the board shows made, for the PGN: the engine's, or else the decoder's next,
-    /// which the engine has not taken in yet (its events wait for the tracker).
-    pub fn standing(&self) -> Option<Move> {
-        self.engine.standing().or_else(|| self.moves.front().filter(|(m, _)| &m.before == self.engine.position() && !m.illegal).map(|(m, _)| m.mv))
+    /// The moves the board shows made and the PGN does not hold yet: the engine's standing
+    /// move, then the decoder's moves the engine has not taken in (their events wait for the
+    /// tracker), as far as each follows the one before.
+    pub fn standing(&self) -> Vec<Move> {
+        let mut pos = self.engine.position().clone();
+        let mut out = Vec::new();
+        if let Some(m) = self.engine.standing() {
+            pos.play_unchecked(m);
+            out.push(m);
+        }
+        for (m, _) in &self.moves {
+            if m.illegal || m.before != pos {
+                break;
+            }
+            pos = m.after();
+            out.push(m.mv);
+        }
+        out
     }
 
     /// The engine, to finish it.
@@ -322,6 +336,24 @@ mod tests {
         r.push(Vec::new(), vec![wrong[0].clone()], 0.1, 0.0, &mut records);
         assert!(!r.replace(0.2, 0, &wrong[..1], right[..1].to_vec(), &mut records));
         assert!(!records.iter().any(|r| matches!(r, Record::Correction(_))));
+    }
+
+    #[test]
+    fn the_moves_the_board_shows_stand_one_after_another_while_the_tracker_is_behind() {
+        let start = Chess::default();
+        let mut r = Reconciler::new(Engine::new(start.clone(), Options::default()), Vec::new());
+        let mut pos = start.clone();
+        let mut both = Vec::new();
+        for san in ["e4", "e5"] {
+            let m = san.parse::<shakmaty::san::San>().unwrap().to_move(&pos).unwrap();
+            both.push(decoded(&pos, m, 1.0, 1.5));
+            pos.play_unchecked(m);
+        }
+        let mut records = Vec::new();
+        // The tracker has given nothing out yet: both wait, and both stand.
+        r.push(Vec::new(), both.clone(), 2.0, f64::NEG_INFINITY, &mut records);
+        assert_eq!(r.standing(), both.iter().map(|m| m.mv).collect::<Vec<_>>());
+        assert!(records.is_empty());
     }
 
     #[test]

@@ -78,20 +78,23 @@ fn start_event(start: &shakmaty::Chess) -> serde_json::Value {
     json!({"kind": "start", "t": 0.0, "fen": shakmaty::fen::Fen::from_position(start, shakmaty::EnPassantMode::Legal).to_string()})
 }
 
-/// The event that tells `/events` clients which move stands on the board, not yet completed
-/// (`san` null: none), and the position it leads to.
+/// The event that tells `/events` clients which moves stand on the board, not yet completed:
+/// the first (`san` null: none), all of them in order (`moves`, UCI), and the position they
+/// lead to.
 fn standing_event(o: &Outcome) -> serde_json::Value {
-    let standing = o.standing.filter(|&m| o.position.is_legal(m));
-    let (san, uci, fen) = match standing {
-        Some(m) => {
-            let mut after = o.position.clone();
-            let san = shakmaty::san::SanPlus::from_move_and_play_unchecked(&mut after, m).to_string();
-            (Some(san), Some(m.to_uci(shakmaty::CastlingMode::Standard).to_string()), shakmaty::fen::Fen::from_position(&after, shakmaty::EnPassantMode::Legal).to_string())
+    let mut after = o.position.clone();
+    let mut sans = Vec::new();
+    let mut ucis = Vec::new();
+    for &m in &o.standing {
+        if !after.is_legal(m) {
+            break;
         }
-        None => (None, None, shakmaty::fen::Fen::from_position(&o.position, shakmaty::EnPassantMode::Legal).to_string()),
-    };
+        ucis.push(m.to_uci(shakmaty::CastlingMode::Standard).to_string());
+        sans.push(shakmaty::san::SanPlus::from_move_and_play_unchecked(&mut after, m).to_string());
+    }
+    let fen = shakmaty::fen::Fen::from_position(&after, shakmaty::EnPassantMode::Legal).to_string();
     let side = o.position.turn().char().to_string();
-    json!({"kind": "standing", "t": o.t, "side": side, "san": san, "uci": uci, "fen": fen, "at": unix_seconds(o.decided_at)})
+    json!({"kind": "standing", "t": o.t, "side": side, "san": sans.first(), "uci": ucis.first(), "moves": ucis, "fen": fen, "at": unix_seconds(o.decided_at)})
 }
 
 fn create(path: PathBuf) -> Result<BufWriter<File>, PipelineError> {
@@ -211,7 +214,7 @@ impl Sinks {
                 o.records.iter().for_each(|r| g.record(r, &o.position));
                 // A move standing on the board shows at once, before the opponent's touch
                 // completes it.
-                shown = g.show(o.standing);
+                shown = g.show(&o.standing);
                 moved || shown || !o.records.is_empty()
             })
             .map_err(|e| output_error(&pgn, e))?;
