@@ -12,6 +12,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::SystemTime;
 
 use opencv::core::{Mat, Point, Rect, Scalar, Vector};
 use opencv::prelude::*;
@@ -79,22 +80,27 @@ fn start_event(start: &shakmaty::Chess) -> serde_json::Value {
 }
 
 /// The event that tells `/events` clients which moves stand on the board, not yet completed:
-/// the first (`san` null: none), all of them in order (`moves`, UCI), and the position they
-/// lead to.
-fn standing_event(o: &Outcome) -> serde_json::Value {
-    let mut after = o.position.clone();
-    let mut sans = Vec::new();
+/// the first (`san` null: none) and the position after it, and all of them in order (`moves`,
+/// UCI).
+fn standing_event(position: &shakmaty::Chess, standing: &[shakmaty::Move], t: f64, at: SystemTime) -> serde_json::Value {
+    let fen = |pos: &shakmaty::Chess| shakmaty::fen::Fen::from_position(pos, shakmaty::EnPassantMode::Legal).to_string();
+    let mut after = position.clone();
+    let mut first = None;
     let mut ucis = Vec::new();
-    for &m in &o.standing {
+    for &m in standing {
         if !after.is_legal(m) {
             break;
         }
         ucis.push(m.to_uci(shakmaty::CastlingMode::Standard).to_string());
-        sans.push(shakmaty::san::SanPlus::from_move_and_play_unchecked(&mut after, m).to_string());
+        let san = shakmaty::san::SanPlus::from_move_and_play_unchecked(&mut after, m).to_string();
+        first.get_or_insert((san, fen(&after)));
     }
-    let fen = shakmaty::fen::Fen::from_position(&after, shakmaty::EnPassantMode::Legal).to_string();
-    let side = o.position.turn().char().to_string();
-    json!({"kind": "standing", "t": o.t, "side": side, "san": sans.first(), "uci": ucis.first(), "moves": ucis, "fen": fen, "at": unix_seconds(o.decided_at)})
+    let (san, shown) = match first {
+        Some((san, shown)) => (Some(san), shown),
+        None => (None, fen(position)),
+    };
+    let side = position.turn().char().to_string();
+    json!({"kind": "standing", "t": t, "side": side, "san": san, "uci": ucis.first(), "moves": ucis, "fen": shown, "at": unix_seconds(at)})
 }
 
 fn create(path: PathBuf) -> Result<BufWriter<File>, PipelineError> {
@@ -219,7 +225,7 @@ impl Sinks {
             })
             .map_err(|e| output_error(&pgn, e))?;
         if shown && self.on_air.is_some() {
-            on_air.push(standing_event(o));
+            on_air.push(standing_event(&o.position, &o.standing, o.t, o.decided_at));
         }
         for (w, name) in [(&mut self.events, "events.jsonl"), (&mut self.rulings, "rulings.jsonl"), (&mut self.track, "track.jsonl"), (&mut self.visits, "visits.jsonl")] {
             w.flush().map_err(|e| output_error(&self.out.join(name), e))?;
@@ -287,5 +293,24 @@ impl Sinks {
         doc["fps"] = json!(summary.frames as f64 / summary.seconds.max(1e-9));
         doc["real_time_factor"] = json!(summary.video_seconds / summary.seconds.max(1e-9));
         std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n").map_err(|e| output_error(&path, e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shakmaty::{Chess, Move, Role, Square};
+
+    #[test]
+    fn a_standing_event_names_the_first_move_and_the_position_after_it_and_lists_them_all() {
+        let e4 = Move::Normal { role: Role::Pawn, from: Square::E2, capture: None, to: Square::E4, promotion: None };
+        let e5 = Move::Normal { role: Role::Pawn, from: Square::E7, capture: None, to: Square::E5, promotion: None };
+        let event = standing_event(&Chess::default(), &[e4, e5, e5], 2.0, SystemTime::UNIX_EPOCH);
+        assert_eq!((event["san"].as_str(), event["uci"].as_str(), event["side"].as_str()), (Some("e4"), Some("e2e4"), Some("w")));
+        assert_eq!(event["fen"], "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1");
+        // The third cannot follow the second: it is not listed.
+        assert_eq!(event["moves"], json!(["e2e4", "e7e5"]));
+        let none = standing_event(&Chess::default(), &[], 2.0, SystemTime::UNIX_EPOCH);
+        assert!(none["san"].is_null() && none["moves"] == json!([]));
     }
 }
