@@ -254,6 +254,11 @@ fn a_live_board_on_the_air_serves_the_game_the_events_and_the_arbiters_decisions
     let jpeg = get(&format!("{url}/{image}"), &[]);
     assert_eq!((jpeg.status, jpeg.header("content-type")), (200, Some("image/jpeg")));
     assert_eq!(&jpeg.body[..2], &[0xFF, 0xD8], "a JPEG");
+    // The clip of the seconds around the evidence: WebM, which browsers play.
+    let clip = ruling["clip"].as_str().expect("the ruling's evidence clip");
+    let webm = get(&format!("{url}/{clip}"), &[]);
+    assert_eq!((webm.status, webm.header("content-type")), (200, Some("video/webm")));
+    assert_eq!(&webm.body[..4], &[0x1A, 0x45, 0xDF, 0xA3], "a WebM (EBML) file");
     assert_eq!(get(&format!("{url}/evidence/..%2Fgame.pgn"), &[]).status, 400);
     assert_eq!(get(&format!("{url}/evidence/none.jpg"), &[]).status, 404);
 
@@ -443,6 +448,16 @@ fn the_arbiters_page_shows_the_moves_and_the_ruling_in_headless_chromium() {
     assert_eq!(c4, "\u{2657}", "a white bishop on c4");
     let image = devtools.text_of("(function(){const i=document.querySelector('.ruling img');return i && i.complete && i.naturalWidth > 0 ? i.src : '';})()");
     assert!(image.contains("/evidence/"), "the evidence image loaded: {image:?}");
+    // The clip plays: muted, it starts by itself, and its time moves on.
+    let played = loop {
+        let played = devtools.text_of("(function(){const v=document.querySelector('.ruling video');return v && v.readyState >= 2 && v.currentTime > 0 ? v.currentSrc + ' ' + v.videoWidth : '';})()");
+        if !played.is_empty() {
+            break played;
+        }
+        assert!(Instant::now() < deadline, "within 90 s the page plays the ruling's clip");
+        std::thread::sleep(Duration::from_millis(250));
+    };
+    assert!(played.contains("/evidence/") && played.ends_with(" 432"), "the clip played: {played:?}");
 
     let target = Path::new(env!("CARGO_TARGET_TMPDIR")).parent().unwrap();
     let shot = devtools.call("Page.captureScreenshot", serde_json::json!({"format": "png"}));

@@ -16,7 +16,7 @@ use std::time::SystemTime;
 
 use opencv::core::{Mat, Point, Rect, Scalar, Vector};
 use opencv::prelude::*;
-use opencv::{imgcodecs, imgproc};
+use opencv::{imgcodecs, imgproc, videoio};
 use serde_json::json;
 use shakmaty::Position as _;
 
@@ -31,6 +31,14 @@ use crate::serve::{OnAir, unix_seconds};
 
 /// Seconds of warped frames kept to illustrate rulings.
 const EVIDENCE_WINDOW_S: f64 = 20.0;
+
+/// A ruling's clip shows this many seconds either side of each moment of its evidence (up to
+/// three, as its image), so two moments make about 4 s.
+const CLIP_AROUND_S: f64 = 1.0;
+
+/// In a ruling's clip, an event's square is named while the frame is this close to it, in
+/// seconds; the squares stay marked throughout.
+const CLIP_NAMED_S: f64 = 0.3;
 
 /// Where the run stands, for a progress bar.
 #[derive(Clone, Debug)]
@@ -101,6 +109,15 @@ fn standing_event(position: &shakmaty::Chess, standing: &[shakmaty::Move], t: f6
     };
     let side = position.turn().char().to_string();
     json!({"kind": "standing", "t": t, "side": side, "san": san, "uci": ucis.first(), "moves": ucis, "fen": shown, "at": unix_seconds(at)})
+}
+
+/// The distinct moments of a ruling's evidence and the ruling's own, the last three.
+fn moments(r: &crate::rules::Ruling) -> Vec<f64> {
+    let mut moments: Vec<f64> = r.evidence.iter().map(|e| e.t).collect();
+    moments.push(r.t);
+    moments.dedup_by(|a, b| (*a - *b).abs() < 0.05);
+    let keep = moments.len().saturating_sub(3);
+    moments.split_off(keep)
 }
 
 fn create(path: PathBuf) -> Result<BufWriter<File>, PipelineError> {
@@ -181,10 +198,12 @@ impl Sinks {
                 Record::Ruling(r) => {
                     summary.rulings += 1;
                     let image = self.evidence(summary.rulings, r)?;
+                    let clip = self.clip(summary.rulings, r)?;
                     self.last_ruling = Some(r.text.clone());
                     if let Some(p) = &mut published {
                         p["ruling"] = json!(summary.rulings);
                         p["image"] = json!(image.map(|name| format!("evidence/{name}")));
+                        p["clip"] = json!(clip.map(|name| format!("evidence/{name}")));
                     }
                 }
                 Record::Warning(w) => {
@@ -247,22 +266,10 @@ impl Sinks {
     /// `evidence/NNN-ARTICLE-Ts.jpg` (one panel per distinct moment, up to three). Returns the
     /// file's name, if there was a frame to show.
     fn evidence(&mut self, n: u64, r: &crate::rules::Ruling) -> Result<Option<String>, PipelineError> {
-        let mut moments: Vec<f64> = r.evidence.iter().map(|e| e.t).collect();
-        moments.push(r.t);
-        moments.dedup_by(|a, b| (*a - *b).abs() < 0.05);
         let mut panels = Vector::<Mat>::new();
-        for &t in moments.iter().rev().take(3).rev() {
+        for t in moments(r) {
             let Some((_, frame)) = self.recent.iter().min_by(|a, b| (a.0 - t).abs().total_cmp(&(b.0 - t).abs())) else { continue };
-            let mut panel = frame.clone();
-            for e in r.evidence.iter().filter(|e| (e.t - t).abs() < 0.05) {
-                if let Some(sq) = e.sq {
-                    let (x, y, w, h) = self.layout.square_rect(sq);
-                    imgproc::rectangle(&mut panel, Rect::new(x as i32, y as i32, w as i32, h as i32), Scalar::new(0.0, 0.0, 255.0, 0.0), 3, imgproc::LINE_8, 0)?;
-                    imgproc::put_text(&mut panel, e.ev, Point::new(x as i32 + 2, y as i32 + 14), imgproc::FONT_HERSHEY_SIMPLEX, 0.4, Scalar::new(0.0, 0.0, 255.0, 0.0), 1, imgproc::LINE_AA, false)?;
-                }
-            }
-            imgproc::put_text(&mut panel, &format!("{t:.1}s"), Point::new(4, 16), imgproc::FONT_HERSHEY_SIMPLEX, 0.5, Scalar::new(0.0, 255.0, 255.0, 0.0), 1, imgproc::LINE_AA, false)?;
-            panels.push(panel);
+            panels.push(self.marked(frame, r, t, 0.05, false)?);
         }
         if panels.is_empty() {
             return Ok(None);
@@ -276,6 +283,49 @@ impl Sinks {
             return Err(output_error(&path, "cannot write the image"));
         }
         Ok(Some(name))
+    }
+
+    /// The frames kept around the moments of the ruling's evidence ([`CLIP_AROUND_S`] either
+    /// side, up to the ruling), its squares marked and each event named about its time, as
+    /// `evidence/NNN-ARTICLE-Ts.webm` (VP8, which browsers play), at the evidence frames' rate.
+    /// Returns the file's name, if there were frames to show.
+    fn clip(&mut self, n: u64, r: &crate::rules::Ruling) -> Result<Option<String>, PipelineError> {
+        let moments = moments(r);
+        let frames: Vec<&(f64, Mat)> = self.recent.iter().filter(|(t, _)| moments.iter().any(|m| (t - m).abs() <= CLIP_AROUND_S)).collect();
+        let Some((_, first)) = frames.first() else { return Ok(None) };
+        let name = format!("{n:03}-{}-{:.1}s.webm", r.article, r.t);
+        let path = self.out.join("evidence").join(&name);
+        let fourcc = videoio::VideoWriter::fourcc('V', 'P', '8', '0')?;
+        let mut writer = videoio::VideoWriter::new(&path, fourcc, EVIDENCE_FPS, first.size()?, true)?;
+        if !writer.is_opened()? {
+            return Err(output_error(&path, "OpenCV cannot write WebM (VP8) video here"));
+        }
+        for (t, frame) in &frames {
+            writer.write(&self.marked(frame, r, *t, CLIP_NAMED_S, true)?)?;
+        }
+        writer.release()?;
+        Ok(Some(name))
+    }
+
+    /// `frame`, at `t`, with the squares of the ruling's evidence events within `near` seconds
+    /// of it marked and named (with `all`, the others marked too, thinner), and the time.
+    fn marked(&self, frame: &Mat, r: &crate::rules::Ruling, t: f64, near: f64, all: bool) -> Result<Mat, PipelineError> {
+        let mut out = frame.clone();
+        let red = Scalar::new(0.0, 0.0, 255.0, 0.0);
+        for e in &r.evidence {
+            let Some(sq) = e.sq else { continue };
+            let now = (e.t - t).abs() < near;
+            if !now && !all {
+                continue;
+            }
+            let (x, y, w, h) = self.layout.square_rect(sq);
+            imgproc::rectangle(&mut out, Rect::new(x as i32, y as i32, w as i32, h as i32), red, if now { 3 } else { 1 }, imgproc::LINE_8, 0)?;
+            if now {
+                imgproc::put_text(&mut out, e.ev, Point::new(x as i32 + 2, y as i32 + 14), imgproc::FONT_HERSHEY_SIMPLEX, 0.4, red, 1, imgproc::LINE_AA, false)?;
+            }
+        }
+        imgproc::put_text(&mut out, &format!("{t:.1}s"), Point::new(4, 16), imgproc::FONT_HERSHEY_SIMPLEX, 0.5, Scalar::new(0.0, 255.0, 255.0, 0.0), 1, imgproc::LINE_AA, false)?;
+        Ok(out)
     }
 
     pub(super) fn progress(&self, summary: &Summary, dropped: u64) -> super::Progress {

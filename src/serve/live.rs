@@ -96,15 +96,16 @@ async fn events(State(live): State<Live>, headers: HeaderMap) -> Sse<impl Stream
 /// Whether `name` can only be a file of the evidence folder: letters, digits, `.`, `-` and
 /// `_`, ending `.jpg`, not starting with a dot.
 fn evidence_name(name: &str) -> bool {
-    name.ends_with(".jpg") && !name.starts_with('.') && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+    (name.ends_with(".jpg") || name.ends_with(".webm")) && !name.starts_with('.') && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
 }
 
 async fn evidence(State(live): State<Live>, Path(name): Path<String>) -> Response {
     if !evidence_name(&name) {
-        return (StatusCode::BAD_REQUEST, "not the name of an evidence image (NNN-ARTICLE-Ts.jpg)\n").into_response();
+        return (StatusCode::BAD_REQUEST, "not the name of an evidence image or clip (NNN-ARTICLE-Ts.jpg, NNN-ARTICLE-Ts.webm)\n").into_response();
     }
+    let kind = if name.ends_with(".webm") { "video/webm" } else { "image/jpeg" };
     match tokio::fs::read(live.air.evidence().join(&name)).await {
-        Ok(bytes) => ([(header::CONTENT_TYPE, "image/jpeg"), (header::CACHE_CONTROL, "max-age=3600")], bytes).into_response(),
+        Ok(bytes) => ([(header::CONTENT_TYPE, kind), (header::CACHE_CONTROL, "max-age=3600")], bytes).into_response(),
         Err(_) => (StatusCode::NOT_FOUND, format!("no evidence image {name}\n")).into_response(),
     }
 }
@@ -152,7 +153,7 @@ mod tests {
 
     #[test]
     fn evidence_names_stay_in_the_folder() {
-        assert!(evidence_name("001-4.3.1-5.1s.jpg"));
+        assert!(evidence_name("001-4.3.1-5.1s.jpg") && evidence_name("001-4.3.1-5.1s.webm"));
         for bad in ["../game.pgn", "..%2Fx.jpg", "a/b.jpg", ".hidden.jpg", "x.png", "..jpg", "a\\b.jpg", ""] {
             assert!(!evidence_name(bad), "{bad}");
         }
