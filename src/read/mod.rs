@@ -314,9 +314,10 @@ impl Decoder {
         &self.beam[0].pos
     }
 
-    /// Whether a move of the leading history waits to go out: readings now decide when.
+    /// Whether a move of the leading history waits to go out, or a reading that takes moves
+    /// sent back waits to replace them: readings now decide when.
     pub fn undecided(&self) -> bool {
-        !self.leading.is_empty()
+        !self.leading.is_empty() || self.rival.is_some()
     }
 
     /// Takes in the next reading; appends what it decides to `out`. A reading not after the

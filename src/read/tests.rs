@@ -293,9 +293,23 @@ fn a_misread_is_outvoted_and_a_later_reading_switches_the_history() {
     assert_eq!(sent_live.iter().map(|m| m.0.as_str()).collect::<Vec<_>>(), ["e2e4", "g8h6", "d2d4"], "{sent_live:?}");
     let taken_back: Vec<_> = said.iter().filter_map(|d| match d { Decoded::Replaced { from, replaced, by, .. } => Some((*from, ucis(replaced), ucis(by))), _ => None }).collect();
     assert_eq!(taken_back, [(1, vec!["g8h6".to_string()], vec!["g8f6".to_string()])], "{said:?}");
-    let (read, corrections) = film.decode(start, Options::with_lag(0.1));
+    let (read, corrections) = film.decode(start.clone(), Options::with_lag(0.1));
     assert_eq!(ucis(&read), ["e2e4", "g8f6", "d2d4"]);
     assert_eq!(corrections.len(), 1, "{corrections:?}");
+    // While the reading that takes ...Nh6 back waits to replace it, the decoder is undecided
+    // (live, every frame is read then).
+    let mut d = Decoder::new(start, Options::with_lag(0.1));
+    let mut out = Vec::new();
+    let mut before = false;
+    for r in &film.readings {
+        d.push(r, &mut out);
+        if out.iter().any(|o| matches!(o, Decoded::Replaced { .. })) {
+            assert!(before, "undecided before the replacement went out");
+            break;
+        }
+        before = d.undecided();
+        out.clear();
+    }
 }
 
 #[test]
