@@ -8,7 +8,8 @@ use shakmaty::uci::UciMove;
 
 use super::FramedEvent;
 use super::labels::{ExpectedMove, ExpectedRuling, FrameTruth};
-use super::predicted::{PredictedMove, PredictedRuling, Summary, TrackFrame};
+use super::predicted::{PredictedMove, PredictedRuling, PredictedVisit, Summary, TrackFrame};
+use crate::events::Action;
 
 /// Matched, missed and extra items of one kind.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -62,7 +63,7 @@ impl Ratio {
     }
 }
 
-fn fraction(num: usize, den: usize) -> Option<f64> {
+pub(super) fn fraction(num: usize, den: usize) -> Option<f64> {
     (den > 0).then(|| num as f64 / den as f64)
 }
 
@@ -76,6 +77,57 @@ pub struct EventScores {
     /// Labelled touches found and missed, by whether they moved the piece (`moved`, `unmoved`),
     /// where the labels say.
     pub touches: BTreeMap<&'static str, Counts>,
+    /// The touch probability of the hands' visits against the labels.
+    pub reliability: Reliability,
+}
+
+/// A reliability diagram of the touch probability: the visits binned by the probability given
+/// (fifths), each bin with how many there were, how many a labelled touch falls in, and the sum
+/// of the probabilities given.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Reliability {
+    /// Per fifth of probability: (visits, touched, sum of p).
+    pub bins: [(usize, usize, f64); 5],
+}
+
+impl Reliability {
+    /// Adds another clip's visits.
+    pub fn add(&mut self, other: &Reliability) {
+        for (a, b) in self.bins.iter_mut().zip(other.bins) {
+            *a = (a.0 + b.0, a.1 + b.1, a.2 + b.2);
+        }
+    }
+
+    /// Visits counted.
+    pub fn visits(&self) -> usize {
+        self.bins.iter().map(|b| b.0).sum()
+    }
+
+    /// The expected calibration error: over the bins, weighed by their visits, the gap between
+    /// the mean probability given and the fraction touched.
+    pub fn calibration_error(&self) -> Option<f64> {
+        let n = self.visits();
+        (n > 0).then(|| self.bins.iter().filter(|b| b.0 > 0).map(|&(_, hit, sum)| (sum - hit as f64).abs()).sum::<f64>() / n as f64)
+    }
+}
+
+/// A labelled touch falls in a visit when it comes between this long (seconds) before the hand
+/// was first near the piece (the labels date a touch at the fingers' contact, the hand map sees
+/// the hand a little before) and the view after. `training/fit_touch.py` counts the same way.
+const VISIT_PRE_S: f64 = 0.6;
+
+/// Bins every visit by the probability given, touched where a labelled touch of its square
+/// falls in it.
+pub fn touch_reliability(expected: &[FramedEvent], visits: &[PredictedVisit]) -> Reliability {
+    let mut r = Reliability::default();
+    for v in visits {
+        let touched = expected.iter().any(|e| {
+            matches!(e.event.action, Action::Touch(sq) if sq == v.sq) && e.event.t >= v.from - VISIT_PRE_S && e.event.t <= v.to
+        });
+        let bin = &mut r.bins[((v.p * 5.0) as usize).min(4)];
+        *bin = (bin.0 + 1, bin.1 + usize::from(touched), bin.2 + v.p);
+    }
+    r
 }
 
 impl EventScores {
@@ -101,6 +153,7 @@ impl EventScores {
         for (&kind, &c) in &other.touches {
             self.touches.entry(kind).or_default().add(c);
         }
+        self.reliability.add(&other.reliability);
     }
 }
 

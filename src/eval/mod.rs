@@ -81,7 +81,10 @@ pub struct ClipScores {
 pub fn score(labels: &Labels, predicted: &Predicted, tol: Tolerances) -> ClipScores {
     let events: Vec<FramedEvent> = predicted.events.iter().copied().filter(|e| labels::is_scored(&e.event.action)).collect();
     ClipScores {
-        events: labels.events.as_ref().map(|expected| metrics::match_events(expected, &events, tol.frames)),
+        events: labels.events.as_ref().map(|expected| metrics::EventScores {
+            reliability: metrics::touch_reliability(expected, &predicted.visits),
+            ..metrics::match_events(expected, &events, tol.frames)
+        }),
         moves: labels.moves.as_ref().map(|expected| metrics::score_moves(expected, &predicted.moves, tol.seconds)),
         hands_per_move: labels.moves.as_ref().and_then(|expected| metrics::hands_per_move(expected, &events, tol.seconds)),
         rulings: labels.rulings.as_ref().map(|expected| metrics::score_rulings(expected, &predicted.rulings, tol.seconds)),

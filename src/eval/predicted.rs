@@ -1,11 +1,11 @@
 //! What the pipeline predicted for one clip: the output directory of `touchmove analyse`
-//! (`events.jsonl`, `rulings.jsonl`, `track.jsonl`, `summary.json`), loaded with errors that
-//! name the file, the line and the field.
+//! (`events.jsonl`, `rulings.jsonl`, `track.jsonl`, `summary.json`, and `visits.jsonl` where
+//! there is one), loaded with errors that name the file, the line and the field.
 
 use std::path::Path;
 
 use serde_json::Value;
-use shakmaty::Color;
+use shakmaty::{Color, Square};
 use shakmaty::uci::UciMove;
 
 use super::{Board, FramedEvent, parse_board};
@@ -51,6 +51,20 @@ pub struct TrackFrame {
     pub hands: u32,
 }
 
+/// A hand's visit to a piece that stayed, with the probability that it touched it
+/// (`visits.jsonl`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PredictedVisit {
+    /// The square.
+    pub sq: Square,
+    /// The first reading a hand was near.
+    pub from: f64,
+    /// The first still view after.
+    pub to: f64,
+    /// The probability that the piece was touched.
+    pub p: f64,
+}
+
 /// The analysis' own account of its work (`summary.json`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Summary {
@@ -75,6 +89,8 @@ pub struct Predicted {
     pub rulings: Vec<PredictedRuling>,
     /// Analysed frames, in frame order; a frame that is absent holds the previous one's reading.
     pub track: Vec<TrackFrame>,
+    /// The hands' visits measured (none where an older analysis wrote no `visits.jsonl`).
+    pub visits: Vec<PredictedVisit>,
     /// Counts and timings.
     pub summary: Summary,
 }
@@ -88,6 +104,7 @@ impl Predicted {
             moves,
             rulings,
             track: track(&dir.join("track.jsonl"))?,
+            visits: visits(&dir.join("visits.jsonl"))?,
             summary: summary(&dir.join("summary.json"))?,
         })
     }
@@ -191,6 +208,20 @@ fn track(path: &Path) -> Result<Vec<TrackFrame>, String> {
             board: parse_board(string(&o, "board")?).map_err(|e| format!("field `board`: {e}"))?,
             hands: u32::try_from(hands).map_err(|_| format!("field `hands`: {hands} is not a number of hands"))?,
         });
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+fn visits(path: &Path) -> Result<Vec<PredictedVisit>, String> {
+    let mut out = Vec::new();
+    if !path.exists() {
+        return Ok(out);
+    }
+    lines(path, |line, _| {
+        let o = object(line)?;
+        let sq = string(&o, "sq")?.parse::<Square>().map_err(|_| "field `sq`: not a square".to_string())?;
+        out.push(PredictedVisit { sq, from: number(&o, "from")?, to: number(&o, "to")?, p: number(&o, "p")? });
         Ok(())
     })?;
     Ok(out)

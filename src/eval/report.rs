@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
-use super::metrics::{Counts, EventScores, FrameScores, MoveTotals, Ratio, RulingScores, Speed};
+use super::metrics::{Counts, EventScores, fraction, FrameScores, MoveTotals, Ratio, RulingScores, Speed};
 use super::{ClipScores, Tolerances};
 
 /// One clip's scores with what identifies them.
@@ -88,6 +88,19 @@ impl Totals {
             }
             for (split, &c) in &e.touches {
                 out.push(Metric::new(&format!("events.touch.{split}.recall"), c.recall(), format!("{} of {} labelled touches that {} the piece found", c.matched, c.matched + c.missed, if *split == "moved" { "moved" } else { "did not move" })));
+            }
+            let r = e.reliability;
+            if r.visits() > 0 {
+                for (i, &(n, hit, sum)) in r.bins.iter().enumerate() {
+                    let (lo, hi) = (i as f64 / 5.0, (i + 1) as f64 / 5.0);
+                    let mean = if n > 0 { format!(", mean p {:.2}", sum / n as f64) } else { String::new() };
+                    out.push(Metric::new(
+                        &format!("touch_p.{lo:.1}-{hi:.1}.observed"),
+                        fraction(hit, n),
+                        format!("{hit} of {n} visits given p in [{lo:.1}, {hi:.1}) touched{mean}"),
+                    ));
+                }
+                out.push(Metric::new("touch_p.calibration_error", r.calibration_error(), format!("mean |p − touched| per bin, over {} visits", r.visits())));
             }
         }
         if let Some(m) = &self.moves {

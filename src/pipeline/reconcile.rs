@@ -5,8 +5,10 @@
 //! tried on a copy of the engine: if they make that move, they stand, with every ruling they
 //! give. If they do not (a misread the tracker followed, a still a move with no hand in view),
 //! the move's own events stand instead (lift, removal, release, as the move needs them, at the
-//! times the board showed it begun and done, by the hand the tracker saw there if any), and the
-//! tracker is told to start again from the decoded board. So the game is the decoder's, and the
+//! times the board showed it begun and done, by the hand the tracker saw there if any), after
+//! the tracker's touches dated before the move began where the engine holds the board the move
+//! was made on (they happened on it), and the tracker is told to start again from the decoded
+//! board. So the game is the decoder's, and the
 //! Article 4 events are read against it.
 
 use std::collections::VecDeque;
@@ -225,6 +227,15 @@ impl Reconciler {
         // read otherwise), the move's own events say what the board showed, not what breach it
         // makes in the engine's position: nothing ruled on them is sure enough to accuse.
         let synced = self.engine.position() == &m.before;
+        if synced {
+            // The board before the move is the one the engine holds: what the tracker's hands
+            // did to its pieces before the move began (touched, brushed, adjusted) happened on
+            // it, whether the tracker later lost the move or only had not given it out yet.
+            for ev in window.iter().filter(|e| e.t < m.began && matches!(e.action, Action::Touch(_) | Action::Brush(_) | Action::Adjust)) {
+                self.settled = self.settled.max(ev.t);
+                outcome.events.push(self.engine.apply(ev, records));
+            }
+        }
         for mut ev in own_events(m, hand, self.settled) {
             if !synced {
                 ev.conf = ev.conf.map(|c| c.min(UNSEEN_ILLEGAL_CONF));
@@ -396,6 +407,25 @@ mod tests {
         engine.finish(&mut records2);
         assert_eq!(moves(&records2), ["e2e4"]);
         assert!(!records.iter().chain(&records2).any(|r| matches!(r, Record::Ruling(_))), "{records:?}");
+    }
+
+    #[test]
+    fn the_trackers_touches_before_a_move_it_missed_stand_with_the_moves_own_events() {
+        use shakmaty::fen::Fen;
+        let start: Chess = "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2".parse::<Fen>().unwrap().into_position(shakmaty::CastlingMode::Standard).unwrap();
+        let mut r = Reconciler::new(Engine::new(start.clone(), Options::default()), Vec::new());
+        let w1 = Hand { side: Color::White, number: 1 };
+        // White touched the queen, then played Bc4; the tracker gave out the touch and, the
+        // move's lift and release not yet (a visit still measured), the move went out alone.
+        let touch = Event { t: 0.3, action: Action::Touch(Square::D1), hand: w1, conf: Some(0.9), hand_conf: None };
+        let bc4 = Move::Normal { role: Role::Bishop, from: Square::F1, capture: None, to: Square::C4, promotion: None };
+        let mut records = Vec::new();
+        assert!(r.push(vec![touch], vec![decoded(&start, bc4, 3.6, 5.0)], 5.3, 1.0, &mut records).events.is_empty());
+        let out = r.push(Vec::new(), Vec::new(), 7.5, 1.0, &mut records);
+        assert_eq!(out.events.iter().map(|e| e.action).collect::<Vec<_>>(), [Action::Touch(Square::D1), Action::Lift(Square::F1), Action::Release(Square::C4)]);
+        r.finish(Vec::new(), Vec::new(), &mut records);
+        r.engine_mut().finish(&mut records);
+        assert!(records.iter().any(|r| matches!(r, Record::Ruling(x) if x.article == crate::rules::record::Article::A4_3_1)), "{records:?}");
     }
 
     #[test]

@@ -229,7 +229,7 @@ impl Sinks {
             writeln!(self.track, "{}", json!({"frame": o.index, "t": o.t, "board": board, "hands": o.hands_over})).map_err(|e| output_error(&self.out.join("track.jsonl"), e))?;
         }
         for v in &o.visits {
-            let line = json!({"sq": v.sq.to_string(), "from": v.from, "to": v.to, "t": v.at, "hand": v.hand.map(|h| h.to_string()), "change": v.change, "shift_px": v.shift, "z": v.z, "shift_z": v.shift_z, "p": v.p});
+            let line = json!({"sq": v.sq.to_string(), "from": v.from, "to": v.to, "t": v.at, "hand": v.hand.map(|h| h.to_string()), "change": v.change, "shift_px": v.shift, "z": v.z, "shift_z": v.shift_z, "contact_max": v.contact.max, "contact_held_s": v.contact.held_s, "cover_max": v.contact.cover, "p": v.p});
             writeln!(self.visits, "{line}").map_err(|e| output_error(&self.out.join("visits.jsonl"), e))?;
         }
         let pgn = self.out.join("game.pgn");

@@ -4,8 +4,9 @@
 //! [`Options::capture_contact_min`] on a piece that a piece in its player's hand could take) on
 //! one square with gaps of at most [`Options::contact_gap_s`]. It is decided once the square has
 //! been seen again after the run: if its piece left (a lift or a removal, which the board change
-//! reports), the run was the grasp and gives nothing; otherwise it is a touch dated at its first
-//! reading.
+//! reports), the run was the grasp and gives nothing; where a hand's visit to the square is
+//! measured (`displace`), the visit decides it, since its probability weighs the same contact
+//! with what the touch did to the piece; otherwise it is a touch dated at its first reading.
 //!
 //! A run of a single reading is noise and gives nothing, and so does a glance (under
 //! [`GLANCE_S`]) that is no graze on the way elsewhere. Confidence grows with the run's
@@ -69,16 +70,23 @@ struct Run {
     open: bool,
 }
 
-/// A visit measured with a piece moved this surely is a touch on its own, with no contact
-/// read: what a touch does is seen, whatever the contact reading missed.
+/// A visit measured this surely touched is a touch (the visit weighs the contact read with
+/// what the touch did to the piece).
 const VISIT_TOUCH_MIN: f32 = 0.5;
+
+/// What the rest of the tracker says of the squares at a reading.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Marks {
+    /// Pieces a held piece could take: a weaker contact there is a capture begun.
+    pub capturable: Bitboard,
+    /// Squares of a hand's visit that `displace` will measure: their runs wait for it.
+    pub visiting: Bitboard,
+}
 
 /// Contact runs being followed or waiting to be decided.
 #[derive(Clone, Debug, Default)]
 pub struct Contacts {
     runs: Vec<Run>,
-    /// Visits measured (see `displace`), waiting for the run they explain.
-    visits: Vec<Visit>,
     /// Recent grasps (runs whose piece left): the hand, and when the piece left.
     grasps: Vec<(Option<Hand>, f64)>,
 }
@@ -90,7 +98,8 @@ impl Contacts {
     }
 
     /// Takes in one reading (after `squares` took it in); appends decided touches to `out`.
-    pub fn update(&mut self, reading: &Reading, hands: &Hands, squares: &Squares, capturable: Bitboard, opts: &Options, out: &mut Vec<Touch>) {
+    pub fn update(&mut self, reading: &Reading, hands: &Hands, squares: &Squares, marks: Marks, opts: &Options, out: &mut Vec<Touch>) {
+        let Marks { capturable, visiting } = marks;
         let t = reading.t;
         for run in self.runs.iter_mut().filter(|r| r.open && t - r.last > opts.contact_gap_s) {
             run.open = false;
@@ -109,27 +118,25 @@ impl Contacts {
                 self.runs.push(Run { sq, hand, first: t, last: t, open: true });
             }
         }
-        self.decide(t, squares, opts, false, out);
+        self.decide(t, squares, visiting, opts, false, out);
     }
 
-    /// Takes in a hand's visit to a square whose piece stayed, measured: the run of contacts
-    /// it overlaps takes its probability; with none, a visit that surely moved the piece is a
-    /// touch of its own (appended to `out`).
+    /// Takes in a hand's visit to a square whose piece stayed, measured: it decides the runs of
+    /// contacts it overlaps, since its probability weighs the contact read with what the touch
+    /// did to the piece. A visit that surely touched the piece is a touch (appended to `out`).
     pub fn visited(&mut self, visit: Visit, out: &mut Vec<Touch>) {
-        let overlaps = |r: &Run| r.sq == visit.sq && r.first <= visit.to && r.last >= visit.from;
-        if self.runs.iter().any(overlaps) {
-            self.visits.push(visit);
-        } else if visit.p >= VISIT_TOUCH_MIN {
+        self.runs.retain(|r| !(r.sq == visit.sq && r.first <= visit.to && r.last >= visit.from));
+        if visit.p >= VISIT_TOUCH_MIN {
             out.push(Touch { sq: visit.sq, t: visit.at, hand: visit.hand, conf: visit.p.min(TOUCH_CONF_MAX), brush: false });
         }
     }
 
     /// Decides every run still waiting (end of input).
     pub fn finish(&mut self, squares: &Squares, opts: &Options, out: &mut Vec<Touch>) {
-        self.decide(f64::INFINITY, squares, opts, true, out);
+        self.decide(f64::INFINITY, squares, Bitboard::EMPTY, opts, true, out);
     }
 
-    fn decide(&mut self, t: f64, squares: &Squares, opts: &Options, all: bool, out: &mut Vec<Touch>) {
+    fn decide(&mut self, t: f64, squares: &Squares, visiting: Bitboard, opts: &Options, all: bool, out: &mut Vec<Touch>) {
         // A grasp is a contact elsewhere as much as a touch is: remember the runs that were.
         for run in self.runs.iter().filter(|r| squares.changed(r.sq) >= r.first) {
             let grasp = (run.hand, squares.changed(run.sq));
@@ -141,9 +148,8 @@ impl Contacts {
         self.grasps.retain(|&(_, left)| left >= oldest);
         let runs = self.runs.clone();
         let grasps = &self.grasps;
-        let visits = &mut self.visits;
         self.runs.retain(|run| {
-            let ready = all || (!run.open && t > run.last + opts.graze_s && squares.confirmed(run.sq) > run.last);
+            let ready = all || (!run.open && t > run.last + opts.graze_s && squares.confirmed(run.sq) > run.last && !visiting.contains(run.sq));
             let lifted = squares.changed(run.sq) >= run.first;
             if !ready && !lifted {
                 return true;
@@ -157,16 +163,10 @@ impl Contacts {
                 if !graze && length < GLANCE_S {
                     return false;
                 }
-                // A visit that moved the piece adds to the contact read; one that left it where it
-                // was takes nothing away (a fingertip's touch may move nothing: a fifth of the
-                // rendered touches do not).
-                let moved = visits.iter().filter(|v| v.sq == run.sq && v.from <= run.last && v.to >= run.first).map(|v| v.p).fold(0.0, f32::max);
-                let conf = if graze { 0.4 } else { (0.4 + length as f32).max(moved).min(TOUCH_CONF_MAX) };
+                let conf = if graze { 0.4 } else { (0.4 + length as f32).min(TOUCH_CONF_MAX) };
                 out.push(Touch { sq: run.sq, t: run.first, hand: run.hand, conf, brush: graze });
             }
             false
         });
-        let oldest = self.runs.iter().map(|r| r.first).fold(f64::INFINITY, f64::min);
-        self.visits.retain(|v| v.to >= oldest);
     }
 }

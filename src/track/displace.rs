@@ -35,8 +35,17 @@ const SHADE_RADIUS: i32 = 8;
 const SHIFT_MAX: f64 = 1.0 / 8.0;
 /// Readings kept of one visit (a hand resting by a piece for minutes is not kept frame by frame).
 const NEAR_KEPT: usize = 256;
-/// A touch is looked for this long (seconds) after the hand first covered the piece.
-const TOUCH_DWELL_S: f64 = 1.0;
+/// A touch comes this long (seconds) after the hand first comes near the piece: the median over
+/// the touches of the clips `W` was fitted on (10th to 90th percentile 0.30 to 0.84 s), printed
+/// by `training/fit_touch.py`. The view of the piece under the fingers does not date it better:
+/// the hand hides the piece until it leaves.
+const APPROACH_S: f64 = 0.46;
+/// The events after a visit's start wait this long at most (seconds) for it to be measured: a
+/// hand resting by a piece does not hold back the rest of the game.
+const VISIT_HOLD_S: f64 = 3.0;
+/// Visits kept waiting for the noise floor at most (a camera never still long enough to
+/// measure it would otherwise keep them all).
+const UNMEASURED_KEPT: usize = 64;
 /// Still pairs for the noise floor are at least this far apart (seconds).
 const NOISE_GAP_S: f64 = 0.5;
 /// Still pairs the noise floor is taken over.
@@ -76,43 +85,80 @@ pub struct Visit {
     pub z: f32,
     /// `shift` over its noise floor.
     pub shift_z: f32,
+    /// What the board model read of contact meanwhile.
+    pub contact: Contact,
     /// The probability that the piece was touched.
     pub p: f32,
 }
 
-/// The probability that a piece was touched, from how far its view changed above the noise
-/// floor (`z`) and how far it shifted above it (`shift_z`): a logistic model,
-/// `1 / (1 + exp(-(a + b ln z + c ln shift_z)))`, fitted by `training/fit_touch.py` on the 336
-/// visits (9 of them touched) of the scripts of `fixtures/clips` rendered with what the fingers
-/// do to the piece (`python -m render.fixtures --out DIR`: the committed clips predate it).
-pub fn touch_probability(z: f32, shift_z: f32) -> f32 {
-    const A: f32 = -3.250;
-    const B: f32 = 0.607;
-    const C: f32 = 1.402;
-    let x = A + B * z.max(1e-3).ln() + C * shift_z.max(1e-3).ln();
-    1.0 / (1.0 + (-x).exp())
+/// What the board model read of a square's contact and cover while a hand was near it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Contact {
+    /// The greatest contact read.
+    pub max: f32,
+    /// Seconds from the first to the last reading of contact at [`CONTACT_HELD`] or more.
+    pub held_s: f32,
+    /// The greatest part of the square a hand covered.
+    pub cover: f32,
+}
+
+/// A contact read at least this strongly counts as the fingers on the piece for `held_s`.
+const CONTACT_HELD: f32 = 0.5;
+
+/// The probability that a piece was touched: a logistic model in what the touch did to it, how
+/// far its view changed above the noise floor (`z`) and how far it shifted above it (`shift_z`),
+/// in what the board model read meanwhile (`contact`) and in how long the hand stayed
+/// (`stay`, seconds: a hand passing over a piece stays a frame or two, fingers on it longer),
+/// `1 / (1 + exp(-(W . x)))` with `x = [1, ln z, ln shift_z, contact.max, contact.held_s (at
+/// most HELD_MAX_S), contact.cover, ln (stay + STAY_MIN_S)]`. `W` is fitted by
+/// `training/fit_touch.py` on the visits of touch-heavy rendered clips (`python -m
+/// render.touches`, seeds 50000 on; see `docs/measuring.md`).
+pub fn touch_probability(z: f32, shift_z: f32, contact: Contact, stay: f32) -> f32 {
+    const W: [f32; 7] = [-2.356, -0.260, 1.891, 0.952, 1.117, -2.800, 1.278];
+    const HELD_MAX_S: f32 = 2.0;
+    const STAY_MIN_S: f32 = 0.05;
+    let x = [1.0, z.max(1e-3).ln(), shift_z.max(1e-3).ln(), contact.max, contact.held_s.min(HELD_MAX_S), contact.cover, (stay.max(0.0) + STAY_MIN_S).ln()];
+    let logit: f32 = W.iter().zip(x).map(|(w, x)| w * x).sum();
+    1.0 / (1.0 + (-logit).exp())
+}
+
+/// One reading of a square while a hand is near it.
+#[derive(Clone, Copy, Debug)]
+struct Look {
+    t: f64,
+    /// The contact read (NaN where the model gives none).
+    contact: f32,
+    cover: f32,
+    hand: Option<Hand>,
 }
 
 /// The evidence of a square while a hand is near it.
 #[derive(Clone, Debug)]
 struct Near {
     from: f64,
-    /// When the view first departed from the view before (the hand over the piece), if yet.
-    onset: Option<f64>,
-    /// Each reading's contact (or, where none is read, minus the cover), and the hand nearest
-    /// then; at most [`NEAR_KEPT`], the first ones.
-    readings: Vec<(f64, f32, Option<Hand>)>,
+    /// The readings, at most [`NEAR_KEPT`], the first ones.
+    looks: Vec<Look>,
 }
 
 impl Near {
-    /// When the piece was most likely touched, and by which hand: the strongest contact read
-    /// within [`TOUCH_DWELL_S`] of the hand first covering the piece (a hand that touched and
-    /// then hovered is read in contact later, and wrongly, as often as not), else in the whole
-    /// visit.
+    /// When the piece was most likely touched, and by which hand: [`APPROACH_S`] after the hand
+    /// first came near (no later than its last reading near), by the hand read nearest then.
     fn touched(&self) -> (f64, Option<Hand>) {
-        let within = |&&(t, _, _): &&(f64, f32, Option<Hand>)| self.onset.is_none_or(|o| t >= o - 0.1 && t <= o + TOUCH_DWELL_S);
-        let best = |it: &mut dyn Iterator<Item = &(f64, f32, Option<Hand>)>| it.max_by(|a, b| a.1.total_cmp(&b.1)).map(|&(t, _, h)| (t, h));
-        best(&mut self.readings.iter().filter(within)).or_else(|| best(&mut self.readings.iter())).unwrap_or((self.onset.unwrap_or(self.from), None))
+        let last = self.looks.last().map_or(self.from, |l| l.t);
+        let at = (self.from + APPROACH_S).min(last);
+        let hand = self.looks.iter().filter(|l| l.hand.is_some()).min_by(|a, b| (a.t - at).abs().total_cmp(&(b.t - at).abs())).and_then(|l| l.hand);
+        (at, hand)
+    }
+
+    /// The contact and cover read over the visit.
+    fn evidence(&self) -> Contact {
+        let contact = |l: &Look| if l.contact.is_nan() { 0.0 } else { l.contact };
+        let held: Vec<f64> = self.looks.iter().filter(|l| contact(l) >= CONTACT_HELD).map(|l| l.t).collect();
+        Contact {
+            max: self.looks.iter().map(contact).fold(0.0, f32::max),
+            held_s: held.last().zip(held.first()).map_or(0.0, |(b, a)| (b - a) as f32),
+            cover: self.looks.iter().map(|l| l.cover).fold(0.0, f32::max),
+        }
     }
 }
 
@@ -126,6 +172,33 @@ enum State {
     /// A hand is near, or was and the square has not been seen still since: the still view
     /// before, and the last view since no hand was near (the candidate view after).
     Visited { before: Mat, near: Near, after: Option<(Mat, f64)> },
+}
+
+/// A visit whose square's view has settled: the views before and after, to measure.
+#[derive(Clone, Debug)]
+struct Settled {
+    sq: Square,
+    before: Mat,
+    after: Mat,
+    near: Near,
+    /// The first view with no hand near again.
+    to: f64,
+}
+
+impl Settled {
+    /// The visit measured against the noise `floor` (change, shift); none where the view
+    /// shifted too far to be the same piece.
+    fn measure(&self, (change_floor, shift_floor): (f64, f64), window: &Mat) -> opencv::Result<Option<Visit>> {
+        let (change, shift) = compare(&self.before, &self.after, window)?;
+        if f64::from(shift) > SHIFT_MAX * f64::from(self.after.cols()) {
+            return Ok(None);
+        }
+        let (z, shift_z) = ((f64::from(change) / change_floor) as f32, (f64::from(shift) / shift_floor) as f32);
+        let (at, hand) = self.near.touched();
+        let contact = self.near.evidence();
+        let p = touch_probability(z, shift_z, contact, (self.to - self.near.from) as f32);
+        Ok(Some(Visit { sq: self.sq, from: self.near.from, to: self.to, at, hand, change, shift, z, shift_z, contact, p }))
+    }
 }
 
 /// The camera's noise floor: `change` and `shift` of still pairs.
@@ -160,15 +233,17 @@ impl Noise {
 pub struct Stills {
     squares: Vec<State>,
     /// Per square, as of the last reading: whether a hand is near, with its evidence.
-    near: [Option<(f32, Option<Hand>)>; 64],
+    near: [Option<(f32, f32, Option<Hand>)>; 64],
     noise: Noise,
+    /// Visits settled before the noise floor was known, oldest first.
+    unmeasured: Vec<Settled>,
     window: Mat,
     gray: Mat,
 }
 
 impl Default for Stills {
     fn default() -> Stills {
-        Stills { squares: vec![State::Unseen; 64], near: [None; 64], noise: Noise::default(), window: Mat::default(), gray: Mat::default() }
+        Stills { squares: vec![State::Unseen; 64], near: [None; 64], noise: Noise::default(), unmeasured: Vec::new(), window: Mat::default(), gray: Mat::default() }
     }
 }
 
@@ -187,21 +262,21 @@ impl Stills {
             let in_map = (r0..r1).any(|r| (c0..c1).any(|c| map.white[r * map.side + c] >= hand_min || map.black[r * map.side + c] >= hand_min));
             let near = in_map || square.cover >= NEAR_COVER;
             self.near[i] = near.then(|| {
-                let score = if square.contact.is_nan() || square.contact < 0.05 { -square.cover } else { square.contact };
-                (score, nearest(sq))
+                (square.contact, square.cover, nearest(sq))
             });
-            if let Some((score, hand)) = self.near[i] {
+            if let Some((contact, cover, hand)) = self.near[i] {
+                let look = Look { t: reading.t, contact, cover, hand };
                 let t = reading.t;
                 match &mut self.squares[i] {
                     State::Clear { still: Some(_), .. } => {
                         let State::Clear { still: Some(before), .. } = std::mem::replace(&mut self.squares[i], State::Unseen) else { unreachable!() };
-                        self.squares[i] = State::Visited { before, near: Near { from: t, onset: None, readings: vec![(t, score, hand)] }, after: None };
+                        self.squares[i] = State::Visited { before, near: Near { from: t, looks: vec![look] }, after: None };
                     }
                     State::Visited { near, after, .. } => {
                         // The hand is back: the view after is yet to come.
                         *after = None;
-                        if near.readings.len() < NEAR_KEPT {
-                            near.readings.push((t, score, hand));
+                        if near.looks.len() < NEAR_KEPT {
+                            near.looks.push(look);
                         }
                     }
                     // Never seen still: nothing to compare with.
@@ -229,19 +304,18 @@ impl Stills {
             imgproc::create_hanning_window(&mut self.window, Size::new(square, square), core::CV_32F)?;
         }
         let floor = self.noise.floor();
+        if let Some(floor) = floor {
+            for settled in std::mem::take(&mut self.unmeasured) {
+                out.extend(settled.measure(floor, &self.window)?);
+            }
+        }
         let still_max = floor.map_or(BOOT_STILL, |(change, _)| STILL_Z * change);
         for sq in Square::ALL {
             let i = usize::from(sq);
             let (x, y, w, h) = layout.square_rect(sq);
             let rect = Rect::new(x as i32, y as i32, w as i32, h as i32);
             if self.near[i].is_some() {
-                // A hand near: only when it first covers the piece is of use.
-                if let State::Visited { before, near, .. } = &mut self.squares[i]
-                    && near.onset.is_none()
-                    && f64::from(change(before, &crop(&self.gray, rect)?)?) > still_max
-                {
-                    near.onset = Some(t);
-                }
+                // A hand near: the view is the hand's, not the piece's.
                 continue;
             }
             if !occupied.contains(sq) {
@@ -278,13 +352,17 @@ impl Stills {
                         self.squares[i] = State::Visited { before, near, after: Some((view, t)) };
                         continue;
                     }
-                    if let Some((change_floor, shift_floor)) = floor {
-                        let (change, shift) = compare(&before, &view, &self.window)?;
-                        if f64::from(shift) <= SHIFT_MAX * f64::from(square) {
-                            let (z, shift_z) = ((f64::from(change) / change_floor) as f32, (f64::from(shift) / shift_floor) as f32);
-                            let (at, hand) = near.touched();
-                            let to = after.map_or(t, |(_, then)| then);
-                            out.push(Visit { sq, from: near.from, to, at, hand, change, shift, z, shift_z, p: touch_probability(z, shift_z) });
+                    let to = after.map_or(t, |(_, then)| then);
+                    let settled = Settled { sq, before, after: view.clone(), near, to };
+                    match floor {
+                        Some(floor) => out.extend(settled.measure(floor, &self.window)?),
+                        None => {
+                            // The camera's noise is not known yet (the footage has just begun):
+                            // measured once it is.
+                            if self.unmeasured.len() == UNMEASURED_KEPT {
+                                self.unmeasured.remove(0);
+                            }
+                            self.unmeasured.push(settled);
                         }
                     }
                     self.squares[i] = State::Clear { still: Some(view.clone()), anchor: Some((view.clone(), t)), last: view };
@@ -294,9 +372,28 @@ impl Stills {
         Ok(())
     }
 
+    /// The squares of the visits yet to be measured: a hand is near, or left and the view has
+    /// not settled, or it has and the noise floor is not known yet.
+    pub fn visiting(&self) -> Bitboard {
+        let unmeasured: Bitboard = self.unmeasured.iter().map(|v| v.sq).collect();
+        unmeasured | Square::ALL.into_iter().filter(|&sq| matches!(self.squares[usize::from(sq)], State::Visited { .. })).collect::<Bitboard>()
+    }
+
+    /// The earliest start of a visit yet to be measured that began less than [`VISIT_HOLD_S`]
+    /// before `now` (a touch it shows is dated after it); infinity with none.
+    pub fn pending_since(&self, now: f64) -> f64 {
+        let from = |s: &State| match s {
+            State::Visited { near, .. } if near.from >= now - VISIT_HOLD_S => Some(near.from),
+            _ => None,
+        };
+        let unmeasured = self.unmeasured.iter().map(|v| v.near.from).filter(|&from| from >= now - VISIT_HOLD_S);
+        self.squares.iter().filter_map(from).chain(unmeasured).fold(f64::INFINITY, f64::min)
+    }
+
     /// The views and the noise floor kept, the visits under way dropped: the tracker starts
     /// again from another board, and whether their pieces stayed is no longer known.
     pub fn restart(&mut self) {
+        self.unmeasured.clear();
         for state in &mut self.squares {
             if matches!(state, State::Visited { .. }) {
                 *state = State::Unseen;
@@ -410,10 +507,14 @@ mod tests {
     #[test]
     fn the_probability_grows_with_the_evidence() {
         // At the noise floor a visit is no touch; a piece shifted twenty times the floor's shift
-        // (a few millimetres) and changed forty times its change is one.
-        assert!(touch_probability(1.0, 1.0) < 0.1);
-        assert!(touch_probability(40.0, 20.0) > 0.8);
-        assert!(touch_probability(5.0, 1.0) < touch_probability(40.0, 1.0));
-        assert!(touch_probability(5.0, 1.0) < touch_probability(5.0, 5.0));
+        // (a few millimetres) by a hand that stayed a second is one; so is a piece barely moved
+        // that the fingers were read on for a second.
+        let none = Contact::default();
+        let held = Contact { max: 0.9, held_s: 1.0, cover: 0.3 };
+        assert!(touch_probability(1.0, 1.0, none, 1.0) < 0.1);
+        assert!(touch_probability(40.0, 20.0, none, 1.0) > 0.8);
+        assert!(touch_probability(5.0, 1.0, none, 1.0) < touch_probability(5.0, 5.0, none, 1.0));
+        assert!(touch_probability(5.0, 5.0, none, 1.0) < touch_probability(5.0, 5.0, held, 1.0));
+        assert!(touch_probability(5.0, 5.0, none, 0.1) < touch_probability(5.0, 5.0, none, 1.0), "a hand passing over");
     }
 }

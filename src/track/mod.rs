@@ -217,12 +217,12 @@ impl Tracker {
         self.stills.hands(reading, self.opts.hand_min, |sq| hands.nearest(&reading.hands, sq).map(|(h, _)| h));
         let mut touches = Vec::new();
         let capturable = self.interpreter.capturable();
-        self.contacts.update(reading, &self.hands, &self.squares, capturable, &self.opts, &mut touches);
+        self.contacts.update(reading, &self.hands, &self.squares, contacts::Marks { capturable, visiting: self.stills.visiting() }, &self.opts, &mut touches);
         self.interpreter.see_hands(reading, &self.hands);
         self.take_touches(touches);
         let settled = self.squares.settled();
         self.take_leaving(|left| left.t + LEFT_GRACE_S < settled);
-        let until = settled.min(self.contacts.pending_since()).min(t);
+        let until = settled.min(self.contacts.pending_since()).min(self.stills.pending_since(t)).min(t);
         self.flush(until, out);
         self.flushed = self.flushed.max(until);
     }
