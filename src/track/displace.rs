@@ -153,10 +153,12 @@ impl Near {
     /// The contact and cover read over the visit.
     fn evidence(&self) -> Contact {
         let contact = |l: &Look| if l.contact.is_nan() { 0.0 } else { l.contact };
-        let held: Vec<f64> = self.looks.iter().filter(|l| contact(l) >= CONTACT_HELD).map(|l| l.t).collect();
+        // The looks are in time order: the first and the last held.
+        let mut held = self.looks.iter().filter(|l| contact(l) >= CONTACT_HELD).map(|l| l.t);
+        let first = held.next();
         Contact {
             max: self.looks.iter().map(contact).fold(0.0, f32::max),
-            held_s: held.last().zip(held.first()).map_or(0.0, |(b, a)| (b - a) as f32),
+            held_s: first.map_or(0.0, |a| (held.next_back().unwrap_or(a) - a) as f32),
             cover: self.looks.iter().map(|l| l.cover).fold(0.0, f32::max),
         }
     }
@@ -233,7 +235,7 @@ impl Noise {
 pub struct Stills {
     squares: Vec<State>,
     /// Per square, as of the last reading: whether a hand is near, with its evidence.
-    near: [Option<(f32, f32, Option<Hand>)>; 64],
+    near: [Option<Look>; 64],
     noise: Noise,
     /// Visits settled before the noise floor was known, oldest first.
     unmeasured: Vec<Settled>,
@@ -261,11 +263,8 @@ impl Stills {
             let (c0, c1) = (cols.start.saturating_sub(reach), (cols.end + reach).min(map.side));
             let in_map = (r0..r1).any(|r| (c0..c1).any(|c| map.white[r * map.side + c] >= hand_min || map.black[r * map.side + c] >= hand_min));
             let near = in_map || square.cover >= NEAR_COVER;
-            self.near[i] = near.then(|| {
-                (square.contact, square.cover, nearest(sq))
-            });
-            if let Some((contact, cover, hand)) = self.near[i] {
-                let look = Look { t: reading.t, contact, cover, hand };
+            self.near[i] = near.then(|| Look { t: reading.t, contact: square.contact, cover: square.cover, hand: nearest(sq) });
+            if let Some(look) = self.near[i] {
                 let t = reading.t;
                 match &mut self.squares[i] {
                     State::Clear { still: Some(_), .. } => {
