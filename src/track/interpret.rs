@@ -3,7 +3,9 @@
 //! Observations arrive when the tracker is sure of them, which is later than when they
 //! happened and not in order; they wait here until nothing earlier can still come, then are
 //! read in time order against what each hand holds:
-//! - a piece leaving its square is a `lift` by the hand seen there; the hand now holds it;
+//! - a piece leaving its square is a `lift` by the hand seen there; the hand now holds it; a
+//!   piece of the opponent's leaving in a hand is taken off the board as it goes (a `remove`
+//!   from its square: a captured piece never comes back; one set down again is a `place`);
 //! - a piece appearing is a `release` by the hand holding that piece (the hand seen there
 //!   first, then any hand; a piece of the other colour in the hand seen there when no hand
 //!   holds one of the colour read; with no hand seen there, a held piece of its colour that
@@ -48,9 +50,8 @@
 //!   `Squares`), on a square it could go to that then reads empty, was set down there and
 //!   taken up again: a `release` and a `lift` there with [`GLIMPSE_CONF`], so a move changed
 //!   after it is left to the arbiter (4.7);
-//! - a hand leaving the board with pieces in it (not found set down out of sight) put them
-//!   aside: one `remove` (no square) each, so a captured piece lifted off the board is a `lift`
-//!   then a `remove`;
+//! - a hand leaving the board with pieces of its player's in it (not found set down out of
+//!   sight) put them aside: one `remove` (no square) each;
 //! - a touch of a standing piece is a `touch`, or a `contact` when the hand holds a piece, or
 //!   a `brush` when it was a graze on the way elsewhere;
 //! - a displaced piece is a `knock`.
@@ -479,7 +480,7 @@ impl Interpreter {
         self.board.set_piece_at(sq, piece);
         self.out_of_sight.push(sq);
         self.corrections.push(Correction { sq, piece: Some(piece), t, out_of_sight: true });
-        out.push(Event { t, action: Action::Release(sq), hand, conf: Some(UNSEEN_CONF), hand_conf: None });
+        out.push(Event { t, action: set_down(hand, piece, sq), hand, conf: Some(UNSEEN_CONF), hand_conf: None });
     }
 
     /// `hand` took up the piece set down out of sight on `self.out_of_sight[k]`: a `lift` with
@@ -494,7 +495,7 @@ impl Interpreter {
     fn lift_unseen(&mut self, t: f64, from: Square, hand: Hand, out: &mut Vec<Event>) -> Option<Piece> {
         let piece = self.board.remove_piece_at(from)?;
         self.corrections.push(Correction { sq: from, piece: None, t, out_of_sight: false });
-        out.push(Event { t, action: Action::Lift(from), hand, conf: Some(UNSEEN_CONF), hand_conf: None });
+        out.push(Event { t, action: taken_up(hand, piece, from), hand, conf: Some(UNSEEN_CONF), hand_conf: None });
         Some(piece)
     }
 
@@ -593,15 +594,14 @@ impl Interpreter {
                             self.promoting.push((piece.color, sq));
                         }
                         // A hand that took the other player's piece first and now lifts one of
-                        // its own put the taken piece aside: a captured piece never comes back,
-                        // and the readings often miss the hand's quick trip off the board.
+                        // its own holds the taken piece no more: it went off the board as it was
+                        // lifted (see `taken_up`), and the readings often miss the hand's quick
+                        // trip off the board.
                         if piece.color == hand.side {
-                            for _ in self.held.extract_if(.., |h| h.hand == hand && h.piece.color != hand.side) {
-                                emit(hand, Action::Remove(None), BOARD_CONF, out);
-                            }
+                            self.held.retain(|h| h.hand != hand || h.piece.color == hand.side);
                         }
                         self.held.push(Held { hand, piece, from: sq, at: t, other_moved: false, met: Bitboard::EMPTY });
-                        emit(hand, Action::Lift(sq), BOARD_CONF, out);
+                        emit(hand, taken_up(hand, piece, sq), BOARD_CONF, out);
                     }
                     (_, Some(seen)) => {
                         match holder {
@@ -643,7 +643,7 @@ impl Interpreter {
                                         h.other_moved = true;
                                     }
                                 }
-                                emit(holder, Action::Release(sq), conf, out);
+                                emit(holder, set_down(holder, held, sq), conf, out);
                             }
                             None => {
                                 let hand = self.hand_or_guess(hand, seen.color);
@@ -680,7 +680,7 @@ impl Interpreter {
                 self.board.set_piece_at(sq, piece);
                 self.glimpsed.push(sq);
                 self.last_hand = Some(held.hand);
-                emit(held.hand, Action::Release(sq), GLIMPSE_CONF, out);
+                emit(held.hand, set_down(held.hand, piece, sq), GLIMPSE_CONF, out);
             }
             Observation::GlimpseGone { sq, hand } => {
                 // ...and taken up again.
@@ -689,7 +689,7 @@ impl Interpreter {
                 let Some(piece) = self.board.remove_piece_at(sq) else { return };
                 let hand = self.hand_or_guess(hand, piece.color);
                 self.held.push(Held { hand, piece, from: sq, at: t, other_moved: false, met: Bitboard::EMPTY });
-                emit(hand, Action::Lift(sq), GLIMPSE_CONF, out);
+                emit(hand, taken_up(hand, piece, sq), GLIMPSE_CONF, out);
             }
             Observation::Knock { sq, hand } => {
                 let Some(piece) = self.board.piece_at(sq) else { return };
@@ -697,7 +697,8 @@ impl Interpreter {
                 emit(hand, Action::Knock(sq), KNOCK_CONF, out);
             }
             Observation::Left { hand, .. } => {
-                let n = self.held.iter().filter(|h| h.hand == hand).count();
+                // The opponent's pieces it held went off the board as they were lifted.
+                let n = self.held.iter().filter(|h| h.hand == hand && h.piece.color == hand.side).count();
                 self.held.retain(|h| h.hand != hand);
                 for _ in 0..n {
                     emit(hand, Action::Remove(None), BOARD_CONF, out);
@@ -761,6 +762,19 @@ impl Interpreter {
         self.last_hand = Some(hand);
         hand
     }
+}
+
+/// What `hand` lifting `piece` from `sq` is: a `lift` of its player's piece, the removal of
+/// the opponent's (a captured piece goes off the board as it is taken up; the rule engine
+/// holds it no more).
+fn taken_up(hand: Hand, piece: Piece, sq: Square) -> Action {
+    if piece.color == hand.side { Action::Lift(sq) } else { Action::Remove(Some(sq)) }
+}
+
+/// What `hand` setting down the held `piece` on `sq` is: a `release` of its player's piece; an
+/// opponent's piece, removed as it was lifted (see [`taken_up`]), comes back as placed.
+fn set_down(hand: Hand, piece: Piece, sq: Square) -> Action {
+    if piece.color == hand.side { Action::Release(sq) } else { Action::Place { sq, piece } }
 }
 
 /// Whether `a` and `b` are pieces a player does not move together (one piece at a time): of

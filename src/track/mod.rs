@@ -74,6 +74,10 @@ pub struct Options {
     /// anything else, and a hand holding a piece reads weaker contact (on `fixtures/variants`,
     /// a bishop held on Black's f7 pawn read 0.65-0.83 for 0.6 s).
     pub capture_contact_min: f32,
+    /// Contact probability from which a reading at a piece that then leaves its square dates
+    /// the lift: the piece went with the last such reading (the hand's grasp; the contact read
+    /// weakens as the hand lifts it away).
+    pub grasp_min: f32,
     /// Longest gap, in seconds, inside one contact (missed readings).
     pub contact_gap_s: f64,
     /// A short contact followed this soon (seconds) by the same hand's contact elsewhere, or its
@@ -105,6 +109,7 @@ impl Default for Options {
             knock_hold: 10,
             contact_min: 0.8,
             capture_contact_min: 0.5,
+            grasp_min: 0.5,
             contact_gap_s: 0.12,
             graze_s: 0.6,
             hand_min: 0.5,
@@ -495,15 +500,21 @@ mod tests {
         assert_eq!(ids(&tracker), ["w1", "w2"]);
     }
 
-    #[test]
-    fn a_lift_and_release_by_one_hand_is_a_move_of_that_hand() {
+    /// The start position, the g1 knight lifted, and set down on f3.
+    fn knight_to_f3() -> [Board; 3] {
         let start = Board::default();
-        let mut tracker = Tracker::new(start.clone(), Options::default());
-        let mut out = Vec::new();
         let mut lifted = start.clone();
         lifted.discard_piece_at(Square::G1);
         let mut after = lifted.clone();
         after.set_piece_at(Square::F3, Piece::from_char('N').unwrap());
+        [start, lifted, after]
+    }
+
+    #[test]
+    fn a_lift_and_release_by_one_hand_is_a_move_of_that_hand() {
+        let [start, lifted, after] = knight_to_f3();
+        let mut tracker = Tracker::new(start.clone(), Options::default());
+        let mut out = Vec::new();
         let mut t = 0.0;
         for (board, hand) in [(&start, true), (&lifted, true), (&after, true), (&after, false), (&after, false)] {
             feed(&mut tracker, &mut t, board, hand, 4, &mut out);
@@ -512,6 +523,35 @@ mod tests {
         let got: Vec<(String, &str, Option<Square>)> = out.iter().map(|e| (e.hand.to_string(), e.action.name(), e.action.square())).collect();
         assert_eq!(got, [("w1".to_string(), "lift", Some(Square::G1)), ("w1".to_string(), "release", Some(Square::F3))]);
         assert!(out.windows(2).all(|w| w[0].t <= w[1].t));
+    }
+
+    #[test]
+    fn a_piece_set_down_under_a_hovering_hand_is_let_go_while_the_fingers_were_on_it() {
+        // The knight goes g1-f3; the hand covers f3 while it arrives (little contact), sets the
+        // knight down (the fingers on it, contact read at 0.3: a hand over a piece reads weak
+        // contact), then hovers and withdraws (weaker) before the readings see the knight. Let
+        // go in the middle stretch, not when the hand withdrew.
+        let [start, lifted, after] = knight_to_f3();
+        let mut tracker = Tracker::new(start.clone(), Options::default());
+        let mut out = Vec::new();
+        let mut t = 0.0;
+        feed(&mut tracker, &mut t, &start, true, 4, &mut out);
+        feed(&mut tracker, &mut t, &lifted, true, 4, &mut out);
+        let mut down = (0.0, 0.0);
+        for (contact, n) in [(0.05, 4), (0.3, 4), (0.1, 8)] {
+            feed_edited(&mut tracker, &mut t, &lifted, n, &mut out, |r| {
+                arm(&mut r.hands.white, 33, 27..=53);
+                r.squares[Square::F3 as usize].cover = 0.9;
+                r.squares[Square::F3 as usize].contact = contact;
+            });
+            if contact == 0.3 {
+                down = (t - 0.05 * (n as f64 - 1.0), t);
+            }
+        }
+        feed(&mut tracker, &mut t, &after, false, 6, &mut out);
+        tracker.finish(&mut out);
+        let release = out.iter().find(|e| e.action == Action::Release(Square::F3)).unwrap_or_else(|| panic!("{out:?}"));
+        assert!(release.t >= down.0 - 0.1 && release.t <= down.1 + 0.1, "let go at {:.2}, fingers on it {:.2}-{:.2}: {out:?}", release.t, down.0, down.1);
     }
 
     #[test]
@@ -836,11 +876,13 @@ mod tests {
         // The pawn on f7 leaves in a hand, and f7 then reads occupied as much as not: the queen,
         // out of sight on h5 and the only piece that could go there, took it.
         let out = run(0.1, true, false);
-        assert_eq!(actions(&out)[4..], [("lift", Some(Square::F7)), ("lift", Some(Square::H5)), ("release", Some(Square::F7)), ("remove", None)], "{out:?}");
+        assert_eq!(actions(&out)[4..], [("remove", Some(Square::F7)), ("lift", Some(Square::H5)), ("release", Some(Square::F7))], "{out:?}");
         // The knight lifted by a hand taken for White's: the queen, which could not take it,
-        // was set down before; not still in hand, to be put aside when its hand leaves.
+        // was set down before; not still in hand, to be put aside when its hand leaves. (That
+        // hand takes the knight off the board and puts it on c6, as the readings tell it; the
+        // game decoder says which move was made.)
         let out = run(0.1, false, true);
-        assert_eq!(actions(&out)[..4], [("lift", Some(Square::D1)), ("release", Some(Square::H5)), ("lift", Some(Square::B8)), ("release", Some(Square::C6))], "{out:?}");
+        assert_eq!(actions(&out)[..4], [("lift", Some(Square::D1)), ("release", Some(Square::H5)), ("remove", Some(Square::B8)), ("place", Some(Square::C6))], "{out:?}");
         assert_eq!(out[1].conf, Some(interpret::UNSEEN_CONF));
     }
 
@@ -1194,16 +1236,17 @@ mod tests {
     }
 
     #[test]
-    fn a_hand_that_took_a_piece_and_lifts_one_of_its_own_put_the_taken_piece_aside() {
+    fn a_hand_that_takes_the_opponents_piece_first_removes_it() {
         // White takes Black's d5 pawn first (en passant), and the same hand, never seen off the
-        // board, lifts the e5 pawn and sets it on d6: the black pawn went off the board before.
+        // board, lifts the e5 pawn and sets it on d6: the black pawn went off the board as it
+        // was taken up, and nothing is put aside later.
         let start = board_of("rnbqkbnr/ppp1pppp/8/3pP3/8/8/PPPP1PPP/RNBQKBNR");
         let taken = without(&start, &[Square::D5]);
         let lifted = without(&taken, &[Square::E5]);
         let moved = board_of("rnbqkbnr/ppp1pppp/3P4/8/8/8/PPPP1PPP/RNBQKBNR");
         let arm = Some((29, 18));
         let got = play(&start, &[(&start, arm), (&taken, arm), (&taken, arm), (&lifted, arm), (&moved, arm), (&moved, None), (&moved, None)]);
-        assert_eq!(events(&got), ["lift d5", "remove", "lift e5", "release d6"]);
+        assert_eq!(events(&got), ["remove d5", "lift e5", "release d6"]);
     }
 
     /// The events of White's hand reaching for the king from the start position (its arm over

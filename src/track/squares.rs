@@ -9,11 +9,15 @@
 //! stable kind is confirmed from [`Options::class_min`]), so a shadow, a blurred frame or a
 //! square the model is unsure of does not flip. A change is dated back to when the hand
 //! did it: between the last reading that confirmed the old piece and the first that showed the
-//! new one, the last contact with a hand (the last grasp of a piece leaving, the fingers leaving
-//! a piece set down), or else the hand seen near the square; the hand is the one seen there
-//! then (for a piece leaving with no hand seen near, the nearest hand over the board: pieces
-//! leave in a hand, while one seen arriving with no hand near is a misread). A piece seen
-//! arriving while a hand still touches it was let go at the last contact. A piece that trusted
+//! new one. A piece leaving went with the hand's last grasp of it (the last reading of at least
+//! [`Options::grasp_min`] contact), or else with the hand last seen near the square. A piece
+//! arriving under a hand was let go while the fingers were on it: at the weighted mean time of
+//! the contact read there since the square last read empty (the hand arrives, sets the piece
+//! down, lets go and withdraws; the contact read is weak while the hand comes and goes, and from
+//! above it stays up while the hand hovers, so its last reading is the withdrawal, not the
+//! release). The hand is the one seen there then (for a piece leaving with no hand seen near,
+//! the nearest hand over the board: pieces leave in a hand, while one seen arriving with no
+//! hand near is a misread). A piece that trusted
 //! readings, [`Options::knock_hold`] in a row, no longer recognise as any kind
 //! (best class under [`Options::knock_class_max`]) while the square clearly looks occupied, was
 //! displaced or toppled: a knock. Only a piece the readings have recognised since it came there
@@ -159,6 +163,12 @@ struct SquareState {
     /// The last time the stable content changed.
     changed: f64,
     last_contact: Sighting,
+    /// The last reading with at least [`Options::grasp_min`] contact.
+    last_grasp: Sighting,
+    /// The readings' contact since the last confirmation, summed, and summed times their
+    /// time: where a piece was set down, the fingers were on it about their weighted mean.
+    contact_sum: f64,
+    contact_moment: f64,
     first_near: Sighting,
     last_near: Sighting,
     /// The stable piece stands where the readings cannot see it (see [`Squares::correct`]).
@@ -243,6 +253,13 @@ impl Squares {
             if near.is_some() {
                 st.first_near.get_or_insert((t, near));
                 st.last_near = Some((t, near));
+            }
+            if r.contact.is_finite() {
+                st.contact_sum += f64::from(r.contact);
+                st.contact_moment += f64::from(r.contact) * t;
+            }
+            if r.contact >= opts.grasp_min {
+                st.last_grasp = Some((t, nearest.map(|(h, _)| h)));
             }
             if r.contact >= opts.contact_min {
                 let hand = nearest.map(|(h, _)| h);
@@ -334,10 +351,15 @@ impl Squares {
             let class = kind.map(|color| best_of_color(&classes, color, sq, &self.board));
             // Leaving: the last grasp; arriving: the fingers' last touch before it was seen.
             let evidence = st.last_contact.or(st.last_near);
-            let when = match (class, st.last_contact) {
-                // Arriving, and still held after it was first seen: let go at the last contact.
-                (Some(_), Some((at, _))) if at > first => at,
-                _ => evidence.map_or(first, |(at, _)| at.min(first)),
+            let when = match class {
+                // Arriving under a hand: let go while the fingers were on it, at the weighted
+                // mean time of the contact read since the square last showed empty (the hand
+                // sets the piece down, lets go and withdraws: the last contact read is the
+                // withdrawal, the first the arrival).
+                Some(_) if st.contact_sum > 0.0 => (st.contact_moment / st.contact_sum).min(first),
+                Some(_) => evidence.map_or(first, |(at, _)| at.min(first)),
+                // Leaving: it went with the hand's last grasp of it.
+                None => st.last_grasp.or(evidence).map_or(first, |(at, _)| at.min(first)),
             }
             .max(st.confirmed);
             // A piece leaving with no hand seen at it went with the nearest hand there is.
@@ -402,6 +424,9 @@ impl SquareState {
     fn confirm(&mut self, t: f64) {
         self.confirmed = t;
         self.last_contact = None;
+        self.last_grasp = None;
+        self.contact_sum = 0.0;
+        self.contact_moment = 0.0;
         self.first_near = None;
         self.last_near = None;
     }
