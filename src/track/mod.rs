@@ -208,16 +208,7 @@ impl Tracker {
         self.leaving.retain(|left| !tracks.iter().any(|tr| tr.hand == left.hand && tr.over_board && tr.seen > left.t));
         let mut seen = Vec::new();
         self.squares.update(reading, &self.hands, &self.opts, &mut seen);
-        for s in seen {
-            match s {
-                Seen::Change { sq, to, t, hand } => self.interpreter.push(t, Observation::Change { sq, to, hand }),
-                Seen::Knock { sq, t, hand } => self.interpreter.push(t, Observation::Knock { sq, hand }),
-                Seen::Glimpse { sq, piece, first, last, hand } => {
-                    self.interpreter.push(first, Observation::Glimpse { sq, piece, hand });
-                    self.interpreter.push(last, Observation::GlimpseGone { sq, hand });
-                }
-            }
-        }
+        self.take_seen(seen);
         let hands = &self.hands;
         self.stills.hands(reading, self.opts.hand_min, |sq| hands.nearest(&reading.hands, sq).map(|(h, _)| h));
         let mut touches = Vec::new();
@@ -234,6 +225,9 @@ impl Tracker {
 
     /// Ends the input: decides what is pending and appends the remaining events.
     pub fn finish(&mut self, out: &mut Vec<Event>) {
+        let mut seen = Vec::new();
+        self.squares.finish(&mut seen);
+        self.take_seen(seen);
         let mut touches = Vec::new();
         self.contacts.finish(&self.squares, &self.opts, &mut touches);
         self.take_touches(touches);
@@ -274,6 +268,19 @@ impl Tracker {
     /// The hands it follows now.
     pub fn hands(&self) -> &[Track] {
         self.hands.tracks()
+    }
+
+    fn take_seen(&mut self, seen: Vec<Seen>) {
+        for s in seen {
+            match s {
+                Seen::Change { sq, to, t, hand } => self.interpreter.push(t, Observation::Change { sq, to, hand }),
+                Seen::Knock { sq, t, hand } => self.interpreter.push(t, Observation::Knock { sq, hand }),
+                Seen::Glimpse { sq, piece, first, last, hand } => {
+                    self.interpreter.push(first, Observation::Glimpse { sq, piece, hand });
+                    self.interpreter.push(last, Observation::GlimpseGone { sq, hand });
+                }
+            }
+        }
     }
 
     fn take_touches(&mut self, touches: Vec<contacts::Touch>) {
@@ -552,6 +559,33 @@ mod tests {
         tracker.finish(&mut out);
         let release = out.iter().find(|e| e.action == Action::Release(Square::F3)).unwrap_or_else(|| panic!("{out:?}"));
         assert!(release.t >= down.0 - 0.1 && release.t <= down.1 + 0.1, "let go at {:.2}, fingers on it {:.2}-{:.2}: {out:?}", release.t, down.0, down.1);
+    }
+
+    #[test]
+    fn a_piece_seen_on_its_square_while_the_fingers_still_hold_it_is_let_go_later() {
+        // From above, a knight held by its top is seen on f3 before it is let go: three
+        // readings show it there with the hand at it and little contact, six more with the
+        // fingers on it, then the hand goes. Let go among the six, not at the first sight.
+        let [start, lifted, after] = knight_to_f3();
+        let mut tracker = Tracker::new(start.clone(), Options::default());
+        let mut out = Vec::new();
+        let mut t = 0.0;
+        feed(&mut tracker, &mut t, &start, true, 4, &mut out);
+        feed(&mut tracker, &mut t, &lifted, true, 4, &mut out);
+        let seen = t + 0.05;
+        let mut held = (0.0, 0.0);
+        for (contact, n) in [(0.05, 3), (0.6, 6)] {
+            feed_edited(&mut tracker, &mut t, &after, n, &mut out, |r| {
+                arm(&mut r.hands.white, 33, 27..=53);
+                r.squares[Square::F3 as usize].contact = contact;
+            });
+            held = (t - 0.05 * (n as f64 - 1.0), t);
+        }
+        feed(&mut tracker, &mut t, &after, false, 6, &mut out);
+        tracker.finish(&mut out);
+        let release = out.iter().find(|e| e.action == Action::Release(Square::F3)).unwrap_or_else(|| panic!("{out:?}"));
+        assert!(release.t > seen + 0.1 && release.t >= held.0 - 0.1 && release.t <= held.1, "let go at {:.2}, seen at {seen:.2}, held {:.2}-{:.2}: {out:?}", release.t, held.0, held.1);
+        assert!(out.windows(2).all(|w| w[0].t <= w[1].t), "{out:?}");
     }
 
     #[test]

@@ -133,6 +133,22 @@ const GLIMPSE_GAP_S: f64 = 1.0;
 /// A time and the hand seen then.
 type Sighting = Option<(f64, Option<Hand>)>;
 
+/// Longest time, in seconds, a piece seen arriving waits for the hand still at it to go before
+/// its arrival is dated (see [`Arriving`]): the events wait for it, so a hand resting by the
+/// piece must not hold them back for long.
+const ARRIVING_MAX_S: f64 = 2.0;
+
+/// A piece seen standing on an empty square while the hand that brought it is still there: the
+/// fingers may hold it yet (from above, a piece held by its top is seen on its square before
+/// it is let go). Its arrival is dated once the hand has gone, from all the contact read.
+#[derive(Clone, Copy, Debug)]
+struct Arriving {
+    piece: Piece,
+    /// The first reading that showed it.
+    first: f64,
+    hand: Option<Hand>,
+}
+
 /// Readings of a piece on an empty square through a hand (see [`Seen::Glimpse`]).
 #[derive(Clone, Copy, Debug)]
 struct Glimpse {
@@ -175,6 +191,8 @@ struct SquareState {
     unseen: bool,
     /// A piece being glimpsed on the square, empty in the stable board.
     glimpse: Option<Glimpse>,
+    /// The stable piece, seen arriving, its hand still at it: not reported yet.
+    arriving: Option<Arriving>,
 }
 
 /// The stable board and the evidence behind it.
@@ -230,6 +248,10 @@ impl Squares {
     /// reading): a piece the readings misread in place, or one set down out of sight, which the
     /// readings of an empty square then confirm, or gone from there.
     pub fn correct(&mut self, c: Correction, now: f64) {
+        // A piece seen arriving there since, not reported yet, is newer than the word.
+        if self.state[c.sq as usize].arriving.is_some() {
+            return;
+        }
         set_content(&mut self.board, c.sq, c.piece);
         let st = &mut self.state[c.sq as usize];
         st.candidate = None;
@@ -240,6 +262,15 @@ impl Squares {
         st.recognised = true;
         st.changed = st.changed.max(c.t);
         st.confirm(now);
+    }
+
+    /// Ends the input: the pieces still arriving (their hand never left) are reported.
+    pub fn finish(&mut self, out: &mut Vec<Seen>) {
+        for sq in Square::ALL {
+            let st = &mut self.state[sq as usize];
+            let now = st.confirmed.max(st.arriving.map_or(f64::NEG_INFINITY, |a| a.first));
+            st.arrived(sq, f64::INFINITY, now, out);
+        }
     }
 
     /// Takes in one reading; appends what changed to `out`.
@@ -264,6 +295,9 @@ impl Squares {
             if r.contact >= opts.contact_min {
                 let hand = nearest.map(|(h, _)| h);
                 st.last_contact = Some((t, hand));
+            }
+            if st.arriving.is_some_and(|a| near.is_none() || t - a.first > ARRIVING_MAX_S) {
+                st.arrived(sq, t, t, out);
             }
             let stable = self.board.piece_at(sq);
             if stable.is_none() {
@@ -348,6 +382,11 @@ impl Squares {
             if n < opts.hold {
                 continue;
             }
+            // A piece arriving and changing again with the hand still there: it stood there
+            // until the change began.
+            if st.arriving.is_some() {
+                st.arrived(sq, first, t, out);
+            }
             let class = kind.map(|color| best_of_color(&classes, color, sq, &self.board));
             // Leaving: the last grasp; arriving: the fingers' last touch before it was seen.
             let evidence = st.last_contact.or(st.last_near);
@@ -365,16 +404,27 @@ impl Squares {
             // A piece leaving with no hand seen at it went with the nearest hand there is.
             let carrier = nearest.filter(|_| class.is_none()).map(|(h, _)| h);
             let hand = evidence.and_then(|s| s.1).or(near).or(carrier);
+            set_content(&mut self.board, sq, class);
+            st.candidate = None;
+            st.glimpse = None;
+            if let Some(piece) = class
+                && stable.is_none()
+                && near.is_some()
+            {
+                st.arriving = Some(Arriving { piece, first, hand });
+                st.left = None;
+                st.knocked = false;
+                st.recognised = true;
+                st.unseen = false;
+                continue;
+            }
             out.push(Seen::Change { sq, to: class, t: when, hand });
             st.left = if class.is_none() { stable } else { None };
             st.knocked = false;
             st.recognised = true;
             st.unseen = false;
-            st.candidate = None;
-            st.glimpse = None;
             st.changed = when;
             st.confirm(t);
-            set_content(&mut self.board, sq, class);
         }
     }
 }
@@ -420,8 +470,24 @@ impl SquareState {
         }
     }
 
-    /// A reading confirmed the stable content: what happened before it is settled.
+    /// The piece arriving (see [`Arriving`]) is reported, its hand gone at `now` (or its square
+    /// changing again from `until`): let go at the weighted mean time of the contact read since
+    /// the square last read empty, no later than `until`.
+    fn arrived(&mut self, sq: Square, until: f64, now: f64, out: &mut Vec<Seen>) {
+        let Some(Arriving { piece, first, hand }) = self.arriving.take() else { return };
+        let mean = if self.contact_sum > 0.0 { self.contact_moment / self.contact_sum } else { first };
+        let when = mean.min(until).max(self.confirmed);
+        out.push(Seen::Change { sq, to: Some(piece), t: when, hand });
+        self.changed = when;
+        self.confirm(now);
+    }
+
+    /// A reading confirmed the stable content: what happened before it is settled. (Not while a
+    /// piece arriving waits for its hand to go: its arrival is not dated yet.)
     fn confirm(&mut self, t: f64) {
+        if self.arriving.is_some() {
+            return;
+        }
         self.confirmed = t;
         self.last_contact = None;
         self.last_grasp = None;
