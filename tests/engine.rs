@@ -159,6 +159,18 @@ fn without_a_clock_the_opponents_first_touch_completes_the_move() {
 }
 
 #[test]
+fn without_a_clock_an_illegal_move_is_ruled_at_the_moment_it_was_made() {
+    // White in check from the bishop on b4 plays Nf3, which leaves the king in check; Black
+    // plays on two seconds later.
+    let fen = "rnbqk1nr/pppp1ppp/8/4p3/1b4P1/3P4/PPP1PP1P/RNBQKBNR w KQkq - 1 3";
+    let opts = Options { clock: false, ..CLOCK };
+    let out = run(fen, opts, "1 w1 lift g1\n2 w1 release f3\n3 w1 touch f3\n4 b1 lift b4\n5 b1 release d2");
+    let Some(Record::Ruling(r)) = out.iter().find(|r| matches!(r, Record::Ruling(_))) else { panic!("no ruling: {:?}", summary(&out)) };
+    assert_eq!((r.verdict.as_str(), r.article.to_string(), r.t), ("illegal", "7.5.1".to_string(), 2.0));
+    assert!(r.text.contains("Black played on at 4.0 s, completing it"), "{}", r.text);
+}
+
+#[test]
 fn a_late_clock_press_after_the_opponent_started_is_accepted() {
     let out = run(ITALIAN, CLOCK, "1 w1 lift f3\n2 w1 release g5\n3 b1 lift d7\n4 w1 press\n5 b1 release d5\n6 b1 press");
     assert_eq!(summary(&out), ["move Ng5", "move d5"]);

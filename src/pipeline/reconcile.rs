@@ -36,7 +36,11 @@ const UNSEEN_ILLEGAL_CONF: f32 = 0.5;
 /// The decoder's confidence in an illegal move from which the board alone makes it an
 /// `illegal` ruling, not a `judgement`: the best history without it 9.2 nats behind (10,000
 /// times less likely). A move final in the decoder's beam (every hypothesis alive holds it) is
-/// at least 30 nats ahead of any other reading.
+/// at least 30 nats ahead of any other reading. Only a move that moves its piece as its kind
+/// moves is sure so (a move made in check, a pinned piece moved): a piece moved as another
+/// moves is illegal only as far as its type is read right, the board model's weakest reading
+/// (a king's top and a queen's), and once a history has misread a type every later move of
+/// that piece looks like one; the arbiter judges it (see [`sure_illegal`]).
 const SURE_ILLEGAL: f32 = 0.9999;
 
 /// Seconds a decoded move waits for the tracker's events up to it before it stands on its own.
@@ -211,7 +215,7 @@ impl Reconciler {
         }
         if let Some(last) = last_made {
             for ev in &window[..=last] {
-                outcome.events.push(self.engine.apply(ev, records));
+                outcome.events.push(self.engine.apply(&vouched(m, ev), records));
             }
             self.settled = window[last].t;
             self.events.drain(..=last);
@@ -226,7 +230,7 @@ impl Reconciler {
         // Where the engine stands elsewhere than the decoder (it followed events the decoder
         // read otherwise), the move's own events say what the board showed, not what breach it
         // makes in the engine's position: nothing ruled on them is sure enough to accuse.
-        let synced = self.engine.position() == &m.before;
+        let synced = stands_at(&self.engine, &m.before);
         if synced {
             // The board before the move is the one the engine holds: what the tracker's hands
             // did to its pieces before the move began (touched, brushed, adjusted) happened on
@@ -247,6 +251,36 @@ impl Reconciler {
         let settled = self.settled;
         self.events.retain(|e| e.t > settled);
         outcome.resync = true;
+    }
+}
+
+/// Whether the decoder is sure enough of `m`, an illegal move, for the board alone to make it
+/// an `illegal` ruling ([`SURE_ILLEGAL`]).
+fn sure_illegal(m: &DecodedMove) -> bool {
+    m.illegal && m.conf >= SURE_ILLEGAL && m.as_its_kind()
+}
+
+/// Whether `engine` stands at `pos`: the moves to it completed, or the last of them made and
+/// standing on the board, to be completed by the mover's first event.
+fn stands_at(engine: &Engine, pos: &shakmaty::Chess) -> bool {
+    engine.position() == pos
+        || engine.standing().is_some_and(|m| {
+            let mut after = engine.position().clone();
+            after.play_unchecked(m);
+            &after == pos
+        })
+}
+
+/// `ev`, a tracker's event that goes to make move `m`, with the decoder's word for it: where
+/// the decoder is sure of an illegal move ([`SURE_ILLEGAL`]), the tracker's doubt that its piece
+/// was set down where it stands (a release soon after the lift, as a photo a move or a fast
+/// hand shows it) is answered by every reading since, and the set-down counts as the move's
+/// own events do ([`MOVE_CONF`]).
+fn vouched(m: &DecodedMove, ev: &Event) -> Event {
+    let set_down = matches!(ev.action, Action::Release(sq) | Action::Place { sq, .. } if sq == m.mv.to());
+    match ev.conf {
+        Some(c) if sure_illegal(m) && set_down => Event { conf: Some(c.max(MOVE_CONF)), ..*ev },
+        _ => *ev,
     }
 }
 
@@ -280,7 +314,7 @@ fn own_events(m: &DecodedMove, hand: Option<Hand>, earliest: f64) -> Vec<Event> 
         Move::Put { .. } => {}
     }
     let conf = match m.illegal {
-        true if m.conf >= SURE_ILLEGAL => MOVE_CONF,
+        true if sure_illegal(m) => MOVE_CONF,
         true => UNSEEN_ILLEGAL_CONF,
         false => MOVE_CONF.min(m.conf),
     };
@@ -450,4 +484,36 @@ mod tests {
             assert!(!records.iter().any(|r| matches!(r, Record::Ruling(_))), "{fen}: {records:?}");
         }
     }
+
+    #[test]
+    fn an_illegal_move_the_decoder_is_sure_of_is_ruled_illegal_whoever_gave_its_events() {
+        use shakmaty::fen::Fen;
+        // Black checks with Bb4+; White, in check, plays Nf3 (a photo a move: lifted and set
+        // down between two readings, the release at the tracker's doubt); Black plays on, Bxd2+.
+        let start: Chess = "rnbqkbnr/pppp1ppp/8/4p3/6P1/3P4/PPP1PP1P/RNBQKBNR b KQkq - 0 2".parse::<Fen>().unwrap().into_position(shakmaty::CastlingMode::Standard).unwrap();
+        let (w1, b1) = (Hand { side: Color::White, number: 1 }, Hand { side: Color::Black, number: 1 });
+        let ev = |t, action, hand, conf| Event { t, action, hand, conf: Some(conf), hand_conf: None };
+        let bb4 = Move::Normal { role: Role::Bishop, from: Square::F8, capture: None, to: Square::B4, promotion: None };
+        let mut checked = start.clone();
+        checked.play_unchecked(bb4);
+        let nf3 = crate::read::hypothesis::Transition::illegal(&checked, Square::G1, Square::F3).expect("a knight's move");
+        let illegal = DecodedMove { mv: nf3.mv, before: checked.clone(), illegal: true, began: 4.0, t: 4.0, conf: 1.0 };
+        let bxd2 = Move::Normal { role: Role::Bishop, from: Square::B4, capture: Some(Role::Pawn), to: Square::D2, promotion: None };
+        let replies = DecodedMove { mv: bxd2, before: nf3.after.clone(), illegal: false, began: 6.0, t: 6.0, conf: 1.0 };
+        let nf3_events = [ev(4.0, Action::Lift(Square::G1), w1, 0.95), ev(4.0, Action::Release(Square::F3), w1, 0.5)];
+        let bxd2_events = [ev(6.0, Action::Remove(Some(Square::D2)), b1, 0.95), ev(6.0, Action::Lift(Square::B4), b1, 0.95), ev(6.0, Action::Release(Square::D2), b1, 0.95)];
+        let bb4_events = vec![ev(2.0, Action::Lift(Square::F8), b1, 0.95), ev(2.0, Action::Release(Square::B4), b1, 0.95)];
+        // The tracker saw all of it; then it saw Bb4+ and nothing more (the move's own events).
+        for tracked in [[&nf3_events[..], &bxd2_events[..]].concat(), Vec::new()] {
+            let mut r = Reconciler::new(Engine::new(start.clone(), Options::default()), Vec::new());
+            let mut records = Vec::new();
+            r.push(bb4_events.clone(), vec![decoded(&start, bb4, 2.0, 2.0)], 3.0, 3.0, &mut records);
+            r.push(tracked, vec![illegal.clone(), replies.clone()], 8.0, 8.0, &mut records);
+            r.finish(Vec::new(), Vec::new(), &mut records);
+            r.engine_mut().finish(&mut records);
+            let rulings: Vec<_> = records.iter().filter_map(|r| if let Record::Ruling(x) = r { Some((x.verdict.as_str(), x.article.to_string(), x.t)) } else { None }).collect();
+            assert_eq!(rulings, [("illegal", "7.5.1".to_string(), 4.0)], "{records:?}");
+        }
+    }
+
 }

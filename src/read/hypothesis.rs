@@ -134,25 +134,9 @@ impl Transition {
         Some(Transition { mv, illegal: true, changes: changes(pos.board(), after.board()), after })
     }
 
-    /// Whether this illegal move moves its piece as its kind moves (castling included), so
-    /// that it breaks only the rule on the king: a move made in check that does not meet it, a
-    /// pinned piece moved, the king moved into check or castled through it (3.9, 3.8.2).
+    /// Whether this illegal move moves its piece as its kind moves (see [`as_its_kind`]).
     pub fn in_check(&self, before: &Chess) -> bool {
-        let board = before.board();
-        match self.mv {
-            Move::Castle { .. } => true,
-            Move::Normal { role: shakmaty::Role::Pawn, from, to, capture, .. } => {
-                let turn = before.turn();
-                let ahead = |sq: Square| sq.offset(if turn == shakmaty::Color::White { 8 } else { -8 });
-                let start = from.rank() == turn.relative_rank(shakmaty::Rank::Second);
-                match capture {
-                    Some(_) => shakmaty::attacks::pawn_attacks(turn, from).contains(to),
-                    None => ahead(from) == Some(to) || (start && ahead(from).is_some_and(|one| board.piece_at(one).is_none() && ahead(one) == Some(to))),
-                }
-            }
-            Move::Normal { from, to, .. } => board.attacks_from(from).contains(to),
-            _ => false,
-        }
+        as_its_kind(self.mv, before)
     }
 
     /// The squares of the move.
@@ -220,6 +204,28 @@ impl Transition {
             let count = |b: &Board| b.by_piece(piece).count();
             count(&shown) <= count(before).max(count(self.after.board()))
         })
+    }
+}
+
+/// Whether `mv`, a move of `before` that is not legal there, moves its piece as its kind
+/// moves (castling included), so that it breaks only the rule on the king: a move made in
+/// check that does not meet it, a pinned piece moved, the king moved into check or castled
+/// through it (3.9, 3.8.2).
+pub fn as_its_kind(mv: Move, before: &Chess) -> bool {
+    let board = before.board();
+    match mv {
+        Move::Castle { .. } => true,
+        Move::Normal { role: shakmaty::Role::Pawn, from, to, capture, .. } => {
+            let turn = before.turn();
+            let ahead = |sq: Square| sq.offset(if turn == shakmaty::Color::White { 8 } else { -8 });
+            let start = from.rank() == turn.relative_rank(shakmaty::Rank::Second);
+            match capture {
+                Some(_) => shakmaty::attacks::pawn_attacks(turn, from).contains(to),
+                None => ahead(from) == Some(to) || (start && ahead(from).is_some_and(|one| board.piece_at(one).is_none() && ahead(one) == Some(to))),
+            }
+        }
+        Move::Normal { from, to, .. } => board.attacks_from(from).contains(to),
+        _ => false,
     }
 }
 

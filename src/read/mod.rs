@@ -170,6 +170,12 @@ impl DecodedMove {
     pub fn after(&self) -> Chess {
         hypothesis::after(&self.before, self.mv, self.illegal)
     }
+
+    /// Whether the move, illegal, moves its piece as its kind moves and breaks only the rule on
+    /// the king ([`hypothesis::as_its_kind`]).
+    pub fn as_its_kind(&self) -> bool {
+        hypothesis::as_its_kind(self.mv, &self.before)
+    }
 }
 
 /// What the decoder says.

@@ -154,6 +154,8 @@ pub struct Engine {
     warned_press_without_clock: bool,
     /// When an event last changed where the pieces stand.
     changed_t: f64,
+    /// The time of the latest record given out: none that follows is dated earlier.
+    said_t: f64,
     /// A hand the tracker gave to the side that had just moved, taken as the opponent's while it
     /// makes the opponent's move (see [`Engine::reside`]): its id, and the id it goes by.
     resided: Option<(Hand, Hand)>,
@@ -174,6 +176,7 @@ impl Engine {
             late_press: None,
             warned_press_without_clock: false,
             changed_t: 0.0,
+            said_t: 0.0,
             resided: None,
         }
     }
@@ -207,6 +210,14 @@ impl Engine {
     /// took it: by another player's hand where the tracker's side for the hand cannot be right
     /// (see `Engine::reside`; a warning says so).
     pub fn apply(&mut self, ev: &Event, out: &mut Vec<Record>) -> Event {
+        let said = out.len();
+        let ev = self.process(ev, out);
+        self.said_t = out[said..].iter().map(Record::t).fold(self.said_t, f64::max);
+        ev
+    }
+
+    /// What [`Engine::apply`] does, but for remembering when it last said something.
+    fn process(&mut self, ev: &Event, out: &mut Vec<Record>) -> Event {
         let before = self.phys.board().clone();
         let ev = self.reside(ev, out);
         if ev.hand.side != self.pos.turn() && !self.opponent_event(&ev, out) {
@@ -937,13 +948,20 @@ impl Engine {
                 }
             }
             Some(Attempt::Relocation { role, from, to }) => {
+                // With no clock, the opponent playing on completes the move, later: the ruling
+                // is dated when the pieces were left so, the breach an arbiter looks for.
+                let at = if how == Completion::Opponent { self.changed_t.max(self.said_t) } else { t };
                 let two_hands = if self.sure_hands() >= 2 { ", with two hands (one illegal move, 7.5.4)" } else { "" };
                 let then = match &ob {
                     Obligation::Only(_, allowed) => format!("; the move that replaces it must be {} (4.3, 4.7)", describe::moves(&self.pos, allowed)),
                     _ => String::new(),
                 };
+                let completed = match how {
+                    Completion::Opponent => format!("{} played on at {t:.1} s, completing it", describe::side(me.other())),
+                    _ => "completed it".to_string(),
+                };
                 let text = format!(
-                    "{} moved the {} from {from} to {to}{two_hands}, which is not a legal move, and completed it: under 7.5.1 the position before it is reinstated{then}.",
+                    "{} moved the {} from {from} to {to}{two_hands}, which is not a legal move, and {completed}: under 7.5.1 the position before it is reinstated{then}.",
                     describe::side(me),
                     describe::role(role)
                 );
@@ -952,9 +970,9 @@ impl Engine {
                 match self.turn.unsure_set_down.iter().find(|&&(sq, _)| sq == to) {
                     Some(&(_, c)) => {
                         let text = format!("{text} The arbiter decides: the tracker is unsure the {} was set down on {to} at all (confidence {c:.2}).", describe::role(role));
-                        self.rule(t, Verdict::Judgement, Article::A7_5_1, me, ob.moves().to_vec(), text, ev, out);
+                        self.rule(at, Verdict::Judgement, Article::A7_5_1, me, ob.moves().to_vec(), text, ev, out);
                     }
-                    None => self.illegal(t, Article::A7_5_1, ob.moves().to_vec(), text, ev, out),
+                    None => self.illegal(at, Article::A7_5_1, ob.moves().to_vec(), text, ev, out),
                 }
                 self.turn.ruled_board = Some(self.phys.board().clone());
                 if how == Completion::Opponent {

@@ -50,8 +50,9 @@ def copy_game(src: str, dst: str, rate: float, seed: int) -> tuple[int, int]:
     before = lambda k: max(i for i, kk in enumerate(keep) if kk < k)
     after = lambda k: min(i for i, kk in enumerate(keep) if kk >= k)
     moves = [dict(m, **{"from": before(m["to"]), "to": after(m["to"])}) for m in labels["moves"]]
+    rulings = [dict(r, **{"from": before(r["to"]), "to": after(r["to"])}) for r in labels.get("rulings", [])]
     frames = [dict(f, frame=keep.index(f["frame"])) for f in labels["frames"] if f["frame"] in keep]
-    copy = dict(labels, duration=len(keep), moves=moves, frames=frames,
+    copy = dict(labels, duration=len(keep), moves=moves, rulings=rulings, frames=frames,
                 note=labels.get("note", "") + f" Photos kept: {keep} (render.gaps, rate {rate}, seed {seed}).")
     with open(os.path.join(dst, "labels.json"), "w") as f:
         json.dump(copy, f, separators=(",", ":"))

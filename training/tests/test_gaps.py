@@ -26,7 +26,8 @@ def test_a_copy_renumbers_the_photos_and_spans_each_hidden_ply(tmp_path):
         (src / f"{k:04d}.jpg").write_bytes(bytes([k]))
     labels = {"format": gaps.GAME, "fps": 1, "duration": n, "fen": "startpos",
               "moves": [{"uci": f"m{p}", "from": p - 1, "to": p} for p in range(1, n)],
-              "frames": [{"frame": k, "pieces": str(k)} for k in range(n)], "rulings": []}
+              "frames": [{"frame": k, "pieces": str(k)} for k in range(n)],
+              "rulings": [{"verdict": "illegal", "article": "7.5.1", "side": "w", "from": p - 1, "to": p} for p in (5, 9)]}
     (src / "labels.json").write_text(json.dumps(labels))
     gaps.main(["--games", str(tmp_path / "games"), "--out", str(tmp_path / "out"), "--rate", "0.5", "--seed", "3"])
     out = tmp_path / "out" / "g"
@@ -40,3 +41,6 @@ def test_a_copy_renumbers_the_photos_and_spans_each_hidden_ply(tmp_path):
         # Made after the photo kept before it, seen on the first photo kept after it.
         assert kept[m["from"]] < p <= kept[m["to"]]
         assert m["to"] == m["from"] + 1
+    # A ruling on a ply spans the same gap as the ply.
+    spans = {int(m["uci"][1:]): (m["from"], m["to"]) for m in copy["moves"]}
+    assert [(r["from"], r["to"]) for r in copy["rulings"]] == [spans[5], spans[9]]
