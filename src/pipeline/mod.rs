@@ -25,7 +25,7 @@ use std::time::{Instant, SystemTime};
 
 use crossbeam_channel::bounded;
 use opencv::core::Mat;
-use shakmaty::{Board, Chess, Move, Position};
+use shakmaty::{Bitboard, Board, Chess, Move, Position};
 
 use crate::board::Calibration;
 use crate::capture::{self, Capture, Policy, Source};
@@ -388,7 +388,7 @@ const START_S: f64 = 1.0;
 /// Reads the start position from the first readings (up to the first with no hand in view):
 /// the one asked for, or the board where it plainly differs. Returns the frames read meanwhile,
 /// the start, and what to say about it.
-fn read_start(game: &Game, readings: &crossbeam_channel::Receiver<Analysed>) -> (Vec<Analysed>, Chess, Option<Record>) {
+fn read_start(game: &Game, readings: &crossbeam_channel::Receiver<Analysed>) -> (Vec<Analysed>, Chess, Bitboard, Option<Record>) {
     let params = read::observe::Params::default();
     let mut early = Vec::new();
     let mut seen = Vec::new();
@@ -408,7 +408,7 @@ fn read_start(game: &Game, readings: &crossbeam_channel::Receiver<Analysed>) -> 
             break;
         }
     }
-    let Some(start) = read::start::read(&seen, &game.start, &params) else { return (early, game.start.clone(), None) };
+    let Some(start) = read::start::read(&seen, &game.start, &params) else { return (early, game.start.clone(), Bitboard::EMPTY, None) };
     let t = seen.last().map_or(0.0, |r| r.t);
     let fen = || shakmaty::fen::Fen::from_position(&start.pos, shakmaty::EnPassantMode::Legal).to_string();
     let squares = start.disagree.iter().map(|sq| sq.to_string()).collect::<Vec<_>>().join(", ");
@@ -426,7 +426,9 @@ fn read_start(game: &Game, readings: &crossbeam_channel::Receiver<Analysed>) -> 
         tracing::warn!("{text}");
         Record::Warning(rules::Warning { t, text })
     });
-    (early, start.pos, said)
+    // Squares read otherwise than the start position given are the camera's misreads.
+    let misread = if start.origin == read::start::Origin::Asked { start.disagree.iter().copied().collect() } else { Bitboard::EMPTY };
+    (early, start.pos, misread, said)
 }
 
 /// The decoder overrules a reading of a square's kind for the tracker only where its
@@ -439,10 +441,11 @@ const SURE: f64 = 0.99;
 /// gives the engine the tracker's events where they make the decoded move, the move's own
 /// where they do not.
 fn decide(mut game: Game, readings: crossbeam_channel::Receiver<Analysed>, out: crossbeam_channel::Sender<Outcome>) {
-    let (early, start, said) = read_start(&game, &readings);
+    let (early, start, misread, said) = read_start(&game, &readings);
     let mut said = Some((said, (start != game.start).then(|| start.clone())));
     let options = if game.live { read::Options::with_lag(read::Options::LIVE_LAG_S) } else { read::Options::default() };
     let mut decoder = Decoder::new(start.clone(), options);
+    decoder.distrust(misread);
     let mut tracker = Tracker::new(start.board().clone(), track::Options::default());
     let mut reconciler = Reconciler::new(Engine::new(start, game.rules), game.declarations);
     let mut recent: std::collections::VecDeque<(f64, u64)> = std::collections::VecDeque::new();

@@ -243,6 +243,8 @@ pub struct Decoder {
     views: [(Option<usize>, f64); 64],
     /// When a hand last covered each square.
     covered: [f64; 64],
+    /// Squares the camera misread where the start position was known ([`Decoder::distrust`]).
+    distrusted: Bitboard,
     /// When a hand was last seen over or beside the board.
     hand_t: f64,
     /// The moves sent, in order (the last is where the next goes out from).
@@ -276,6 +278,11 @@ const UNFINISHED_CONF: f32 = 0.5;
 /// it, the oldest goes out as the leading history has it.
 pub const MOST_PENDING: usize = 16;
 
+/// What the readings of a square the camera misread at the start count ([`Decoder::distrust`]):
+/// a tenth, so that the same misread over the next seconds of a move no longer pays for an
+/// illegal move that explains it (20 nats), while a piece's arrival there still reads.
+const DISTRUSTED_WEIGHT: f32 = 0.1;
+
 /// The most moves read between two readings after a gap ([`Options::skip_gap_s`]).
 const BRIDGE_PLIES: usize = 8;
 
@@ -291,7 +298,7 @@ const BRIDGE_KEPT: usize = 8;
 impl Decoder {
     /// A decoder for a game starting from `start`.
     pub fn new(start: Chess, opts: Options) -> Decoder {
-        Decoder { opts, beam: vec![Node::start(start)], leading: Vec::new(), last_t: f64::NEG_INFINITY, seen_t: f64::NEG_INFINITY, shown_last: false, moves: HashMap::new(), views: [(None, f64::NEG_INFINITY); 64], covered: [f64::NEG_INFINITY; 64], hand_t: f64::NEG_INFINITY, sent: Vec::new(), rival: None }
+        Decoder { opts, beam: vec![Node::start(start)], leading: Vec::new(), last_t: f64::NEG_INFINITY, seen_t: f64::NEG_INFINITY, shown_last: false, moves: HashMap::new(), views: [(None, f64::NEG_INFINITY); 64], covered: [f64::NEG_INFINITY; 64], distrusted: Bitboard::EMPTY, hand_t: f64::NEG_INFINITY, sent: Vec::new(), rival: None }
     }
 
     /// The board the leading hypothesis shows now (a state in the middle of a move included).
@@ -337,7 +344,8 @@ impl Decoder {
         let unseen = t - self.seen_t;
         self.last_t = t;
         let still = self.stillness(reading);
-        let ev = Evidence::with_stillness(reading, dt, &still, &self.opts.params);
+        let mut ev = Evidence::with_stillness(reading, dt, &still, &self.opts.params);
+        ev.discount(self.distrusted, DISTRUSTED_WEIGHT);
         self.step(&ev, t, unseen);
         self.shown_last = ev.covered.count() < HIDDEN;
         if self.shown_last {
@@ -348,6 +356,15 @@ impl Decoder {
         let looks = if unseen < self.opts.skip_gap_s { dt / self.opts.params.look_s } else { ev.weight };
         self.follow(t, looks, out);
         self.emit(t, Some(&ev), out);
+    }
+
+    /// Trusts the readings of `squares` less from now on ([`DISTRUSTED_WEIGHT`]): the camera
+    /// read them in the other kind (empty, White, Black) while the start position, given, stood
+    /// there. A camera's misread of one square is a misread of its view (a reflection, the
+    /// board's edge, a piece's top seen askew) and repeats in every frame; counted in full, it
+    /// outweighs any move that explains it within seconds, a capture onto it that never was.
+    pub fn distrust(&mut self, squares: Bitboard) {
+        self.distrusted = squares;
     }
 
     /// How long each square's reading has stood unchanged at `reading` (its likeliest class the

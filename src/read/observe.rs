@@ -110,6 +110,15 @@ impl Evidence {
         Evidence { cost, weight, hands: hands.max(cover / COVERED).min(1.0), covered, empty, colour }
     }
 
+    /// Counts the readings of `squares` at `weight` (0..1) of their worth.
+    pub fn discount(&mut self, squares: Bitboard, weight: f32) {
+        for sq in squares {
+            for c in &mut self.cost[sq as usize] {
+                *c *= weight;
+            }
+        }
+    }
+
     /// The cost of `content` on `sq`.
     pub fn square(&self, sq: Square, content: Option<Piece>) -> f64 {
         f64::from(self.cost[sq as usize][piece_class(content)])

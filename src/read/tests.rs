@@ -341,6 +341,47 @@ fn a_persistent_misread_in_place_never_becomes_a_move() {
 }
 
 #[test]
+fn a_square_misread_at_the_start_does_not_pay_for_a_capture_onto_it() {
+    // As on the real clip turned a quarter: a8's rook reads White from the first frame, and the
+    // bishop set on c4 reads as likely empty as there. Counted in full, a8's misread would
+    // soon pay for Bxa8, a bishop's move no bishop makes (20 nats); distrusted, it never does.
+    let start = pos("r1bqkbnr/pppp1ppp/2n5/4p2Q/4P3/8/PPPP1PPP/RNB1KBNR w KQkq - 2 3");
+    let bc4 = line(&start, "Bc4")[0];
+    let mut after = start.clone();
+    after.play_unchecked(bc4);
+    let misread = |b: &Board| {
+        let mut b = b.clone();
+        b.set_piece_at(Square::A8, Color::White.rook());
+        b
+    };
+    let mut film = Film::new();
+    film.show(&misread(start.board()), 10, 0.05, &[], None);
+    // Black's arm withdraws over a8 (it has just played ...Nc6).
+    film.show(&misread(start.board()), 4, 0.05, &[Square::A8], Some(Color::Black));
+    film.show(&misread(start.board()), 10, 0.05, &[], None);
+    film.show(&misread(start.board()), 4, 0.05, &[Square::F1], Some(Color::White));
+    film.show(&misread(after.board()), 4, 0.05, &[Square::C4], Some(Color::White));
+    for _ in 0..80 {
+        film.show(&misread(after.board()), 1, 0.05, &[], None);
+        let c4 = &mut film.readings.last_mut().expect("a reading").squares[Square::C4 as usize].classes;
+        let bishop = piece_class(Some(Color::White.bishop()));
+        *c4 = std::array::from_fn(|c| if c == bishop || c == 0 { 0.45 } else { 0.1 / (CLASSES - 2) as f32 });
+    }
+    let read = |distrusted: Bitboard| {
+        let mut d = Decoder::new(start.clone(), Options::default());
+        d.distrust(distrusted);
+        let mut out = Vec::new();
+        for r in &film.readings {
+            d.push(r, &mut out);
+        }
+        d.finish(&mut out);
+        out.into_iter().filter_map(|o| if let Decoded::Move(m) = o { Some(m) } else { None }).collect::<Vec<_>>()
+    };
+    assert_ne!(ucis(&read(Bitboard::EMPTY)), ["f1c4"], "the hazard this guards against");
+    assert_eq!(ucis(&read(Bitboard::from(Square::A8))), ["f1c4"]);
+}
+
+#[test]
 fn an_illegal_move_is_read_and_the_game_goes_on() {
     let start = Chess::default();
     let mut film = Film::new();
