@@ -30,6 +30,9 @@ pub struct Start {
     pub disagree: Vec<Square>,
     /// How much better, in nats, the board taken explains the readings than the other.
     pub margin: f64,
+    /// How many independent looks at the board the readings were ([`Evidence::weight`]
+    /// summed): one for a photo, five for a second of video.
+    pub looks: f64,
 }
 
 /// A square whose kind the readings contradict by this much (nats, summed over the readings)
@@ -47,9 +50,11 @@ const FOLLOW: usize = 4;
 pub fn read(readings: &[Reading], asked: &Chess, params: &Params) -> Option<Start> {
     let mut cost = [[0.0f64; CLASSES]; 64];
     let mut last = f64::NEG_INFINITY;
+    let mut looks = 0.0;
     for r in readings {
         let ev = Evidence::new(r, r.t - last, params);
         last = r.t;
+        looks += ev.weight;
         for sq in Square::ALL {
             for (class, c) in cost[sq as usize].iter_mut().enumerate() {
                 *c += ev.square(sq, class_piece(class));
@@ -80,8 +85,8 @@ pub fn read(readings: &[Reading], asked: &Chess, params: &Params) -> Option<Star
     let margin = of(asked.board()) - of(&seen);
     let followed = (disagree.len() >= FOLLOW).then(|| position(asked, seen)).flatten();
     Some(match followed {
-        Some(pos) => Start { pos, origin: Origin::Board, disagree, margin },
-        None => Start { pos: asked.clone(), origin: Origin::Asked, disagree, margin: -margin },
+        Some(pos) => Start { pos, origin: Origin::Board, disagree, margin, looks },
+        None => Start { pos: asked.clone(), origin: Origin::Asked, disagree, margin: -margin, looks },
     })
 }
 
