@@ -532,31 +532,40 @@ mod tests {
         assert!(out.windows(2).all(|w| w[0].t <= w[1].t));
     }
 
-    #[test]
-    fn a_piece_set_down_under_a_hovering_hand_is_let_go_while_the_fingers_were_on_it() {
-        // The knight goes g1-f3; the hand covers f3 while it arrives (little contact), sets the
-        // knight down (the fingers on it, contact read at 0.3: a hand over a piece reads weak
-        // contact), then hovers and withdraws (weaker) before the readings see the knight. Let
-        // go in the middle stretch, not when the hand withdrew.
+    /// The knight g1-f3, set down with the arm over f3 through `stages`, each (whether the
+    /// readings see the knight on f3 yet, the contact read there, how many readings, whether
+    /// the hand covers f3), then the hand gone. The events, and the span of time of each stage.
+    fn knight_set_down(stages: &[(bool, f32, usize, bool)]) -> (Vec<Event>, Vec<(f64, f64)>) {
         let [start, lifted, after] = knight_to_f3();
         let mut tracker = Tracker::new(start.clone(), Options::default());
         let mut out = Vec::new();
         let mut t = 0.0;
         feed(&mut tracker, &mut t, &start, true, 4, &mut out);
         feed(&mut tracker, &mut t, &lifted, true, 4, &mut out);
-        let mut down = (0.0, 0.0);
-        for (contact, n) in [(0.05, 4), (0.3, 4), (0.1, 8)] {
-            feed_edited(&mut tracker, &mut t, &lifted, n, &mut out, |r| {
+        let mut spans = Vec::new();
+        for &(seen, contact, n, covered) in stages {
+            feed_edited(&mut tracker, &mut t, if seen { &after } else { &lifted }, n, &mut out, |r| {
                 arm(&mut r.hands.white, 33, 27..=53);
-                r.squares[Square::F3 as usize].cover = 0.9;
+                if covered {
+                    r.squares[Square::F3 as usize].cover = 0.9;
+                }
                 r.squares[Square::F3 as usize].contact = contact;
             });
-            if contact == 0.3 {
-                down = (t - 0.05 * (n as f64 - 1.0), t);
-            }
+            spans.push((t - 0.05 * (n as f64 - 1.0), t));
         }
         feed(&mut tracker, &mut t, &after, false, 6, &mut out);
         tracker.finish(&mut out);
+        (out, spans)
+    }
+
+    #[test]
+    fn a_piece_set_down_under_a_hovering_hand_is_let_go_while_the_fingers_were_on_it() {
+        // The knight goes g1-f3; the hand covers f3 while it arrives (little contact), sets the
+        // knight down (the fingers on it, contact read at 0.3: a hand over a piece reads weak
+        // contact), then hovers and withdraws (weaker) before the readings see the knight. Let
+        // go in the middle stretch, not when the hand withdrew.
+        let (out, spans) = knight_set_down(&[(false, 0.05, 4, true), (false, 0.3, 4, true), (false, 0.1, 8, true)]);
+        let down = spans[1];
         let release = out.iter().find(|e| e.action == Action::Release(Square::F3)).unwrap_or_else(|| panic!("{out:?}"));
         assert!(release.t >= down.0 - 0.1 && release.t <= down.1 + 0.1, "let go at {:.2}, fingers on it {:.2}-{:.2}: {out:?}", release.t, down.0, down.1);
     }
@@ -566,23 +575,8 @@ mod tests {
         // From above, a knight held by its top is seen on f3 before it is let go: three
         // readings show it there with the hand at it and little contact, six more with the
         // fingers on it, then the hand goes. Let go among the six, not at the first sight.
-        let [start, lifted, after] = knight_to_f3();
-        let mut tracker = Tracker::new(start.clone(), Options::default());
-        let mut out = Vec::new();
-        let mut t = 0.0;
-        feed(&mut tracker, &mut t, &start, true, 4, &mut out);
-        feed(&mut tracker, &mut t, &lifted, true, 4, &mut out);
-        let seen = t + 0.05;
-        let mut held = (0.0, 0.0);
-        for (contact, n) in [(0.05, 3), (0.6, 6)] {
-            feed_edited(&mut tracker, &mut t, &after, n, &mut out, |r| {
-                arm(&mut r.hands.white, 33, 27..=53);
-                r.squares[Square::F3 as usize].contact = contact;
-            });
-            held = (t - 0.05 * (n as f64 - 1.0), t);
-        }
-        feed(&mut tracker, &mut t, &after, false, 6, &mut out);
-        tracker.finish(&mut out);
+        let (out, spans) = knight_set_down(&[(true, 0.05, 3, false), (true, 0.6, 6, false)]);
+        let (seen, held) = (spans[0].0, spans[1]);
         let release = out.iter().find(|e| e.action == Action::Release(Square::F3)).unwrap_or_else(|| panic!("{out:?}"));
         assert!(release.t > seen + 0.1 && release.t >= held.0 - 0.1 && release.t <= held.1, "let go at {:.2}, seen at {seen:.2}, held {:.2}-{:.2}: {out:?}", release.t, held.0, held.1);
         assert!(out.windows(2).all(|w| w[0].t <= w[1].t), "{out:?}");
