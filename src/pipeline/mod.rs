@@ -385,10 +385,6 @@ impl Relearn {
 /// with no hand in view: a still a move would otherwise read the game's later positions.
 const START_S: f64 = 1.0;
 
-/// Independent looks at the start position (a second of video gives five) from which a square
-/// read otherwise than it is taken as one the camera misreads (see [`Decoder::distrust`]).
-const MISREAD_LOOKS: f64 = 3.0;
-
 /// Reads the start position from the first readings (up to the first with no hand in view):
 /// the one asked for, or the board where it plainly differs. Returns the frames read meanwhile,
 /// the start, and what to say about it.
@@ -430,9 +426,7 @@ fn read_start(game: &Game, readings: &crossbeam_channel::Receiver<Analysed>) -> 
         tracing::warn!("{text}");
         Record::Warning(rules::Warning { t, text })
     });
-    // Squares read otherwise than the start position given, look after look, are the camera's
-    // misreads; one photo may only have caught a shadow passing.
-    let misread = if start.origin == read::start::Origin::Asked && start.looks >= MISREAD_LOOKS { start.disagree.iter().copied().collect() } else { Bitboard::EMPTY };
+    let misread = start.misread();
     (early, start.pos, misread, said)
 }
 

@@ -3,7 +3,7 @@
 //! checked against what the camera sees, and where the two disagree on a square's kind (empty,
 //! White, Black) the board is followed.
 
-use shakmaty::{Board, CastlingMode, Chess, FromSetup, Piece, Position, PositionError, Setup, Square};
+use shakmaty::{Bitboard, Board, CastlingMode, Chess, FromSetup, Piece, Position, PositionError, Setup, Square};
 
 use super::observe::{Evidence, Params};
 use crate::detect::Reading;
@@ -35,6 +35,10 @@ pub struct Start {
     pub looks: f64,
 }
 
+/// Independent looks at the start (a second of video gives five) from which a square read
+/// otherwise than the position asked for is one the camera misreads ([`Start::misread`]).
+const MISREAD_LOOKS: f64 = 3.0;
+
 /// A square whose kind the readings contradict by this much (nats, summed over the readings)
 /// disagrees with the position asked for.
 const DISAGREE: f64 = 3.0;
@@ -44,6 +48,18 @@ const DISAGREE: f64 = 3.0;
 /// know (the decoder outvotes such misreads as the game goes on) as a position mistyped; a
 /// game already under way differs on many.
 const FOLLOW: usize = 4;
+
+impl Start {
+    /// The squares the camera misreads: read otherwise than the position asked for, which was
+    /// kept, look after look (one photo may only have caught a shadow passing). The decoder
+    /// trusts them less (`Decoder::distrust`).
+    pub fn misread(&self) -> Bitboard {
+        match self.origin {
+            Origin::Asked if self.looks >= MISREAD_LOOKS => self.disagree.iter().copied().collect(),
+            _ => Bitboard::EMPTY,
+        }
+    }
+}
 
 /// Reads the start from `readings` (the first frames, in order), against `asked`; squares a hand
 /// covers count for little. `None` if there are no readings.
