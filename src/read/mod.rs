@@ -245,8 +245,6 @@ pub struct Decoder {
     covered: [f64; 64],
     /// Squares the camera misread where the start position was known ([`Decoder::distrust`]).
     distrusted: Bitboard,
-    /// When a hand was last seen over or beside the board.
-    hand_t: f64,
     /// The moves sent, in order (the last is where the next goes out from).
     sent: Vec<Arc<Step>>,
     /// Live: the first move sent that the leading history does not hold, what it holds there
@@ -254,13 +252,9 @@ pub struct Decoder {
     rival: Option<(usize, Option<Arc<Step>>, f64)>,
 }
 
-/// Seconds after a hand covered a square during which a piece may have been set there; and
-/// after a hand was last seen, during which the camera is taken to see the hands that move the
-/// pieces.
+/// Seconds after a hand covered a square during which a piece may have been set there, and
+/// the camera is taken to see the hands that move the pieces.
 const REACHED_S: f64 = 5.0;
-
-/// How surely a hand shows ([`Evidence::hands`]) from which the camera sees hands.
-const HAND_SEEN: f32 = 0.5;
 
 /// Squares under hands and arms from which a reading does not show the board: half of it
 /// (someone leaning over the board, not a hand making a move).
@@ -298,7 +292,7 @@ const BRIDGE_KEPT: usize = 8;
 impl Decoder {
     /// A decoder for a game starting from `start`.
     pub fn new(start: Chess, opts: Options) -> Decoder {
-        Decoder { opts, beam: vec![Node::start(start)], leading: Vec::new(), last_t: f64::NEG_INFINITY, seen_t: f64::NEG_INFINITY, shown_last: false, moves: HashMap::new(), views: [(None, f64::NEG_INFINITY); 64], covered: [f64::NEG_INFINITY; 64], distrusted: Bitboard::EMPTY, hand_t: f64::NEG_INFINITY, sent: Vec::new(), rival: None }
+        Decoder { opts, beam: vec![Node::start(start)], leading: Vec::new(), last_t: f64::NEG_INFINITY, seen_t: f64::NEG_INFINITY, shown_last: false, moves: HashMap::new(), views: [(None, f64::NEG_INFINITY); 64], covered: [f64::NEG_INFINITY; 64], distrusted: Bitboard::EMPTY, sent: Vec::new(), rival: None }
     }
 
     /// The board the leading hypothesis shows now (a state in the middle of a move included).
@@ -464,21 +458,18 @@ impl Decoder {
     fn step(&mut self, ev: &Evidence, t: f64, unseen: f64) {
         let costs = self.opts.costs;
         let skip = unseen >= self.opts.skip_gap_s;
-        // Pieces move in hands. Where the camera sees them (video with hands in view lately), an
-        // illegal move is proposed only onto a square a hand covered lately: a square read
-        // otherwise where no hand went is a misread. Where it sees none (stills a move apart,
-        // photos made into a video, a fast hand at a slow frame rate), any square will do.
+        // Pieces move in hands. Where the camera sees them (video with a hand over the board
+        // lately), an illegal move is proposed only onto a square a hand covered lately: a
+        // square read otherwise where no hand went is a misread. Where it sees none (stills a
+        // move apart, photos made into a video, a fast hand at a slow frame rate), any square
+        // will do. A hand is seen by the squares it covers: the hand map's faint blips on a
+        // photo held as video (0.5 in one frame, no square covered) are no hand, and took a
+        // Black pawn's second move in check for a misread.
         for sq in ev.covered {
             self.covered[sq as usize] = t;
         }
-        if ev.hands >= HAND_SEEN {
-            self.hand_t = t;
-        }
-        let reached: Bitboard = if skip || t - self.hand_t > REACHED_S {
-            Bitboard::FULL
-        } else {
-            shakmaty::Square::ALL.into_iter().filter(|&sq| t - self.covered[sq as usize] <= REACHED_S).collect()
-        };
+        let reached: Bitboard = shakmaty::Square::ALL.into_iter().filter(|&sq| t - self.covered[sq as usize] <= REACHED_S).collect();
+        let reached = if skip || reached.is_empty() { Bitboard::FULL } else { reached };
         let unheld = costs.unheld * ev.weight * f64::from(1.0 - ev.hands);
         let beam = std::mem::take(&mut self.beam);
         let mut next: HashMap<(u64, u64), Node> = HashMap::new();

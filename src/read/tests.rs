@@ -405,6 +405,29 @@ fn an_illegal_move_is_read_and_the_game_goes_on() {
 }
 
 #[test]
+fn a_faint_blip_of_the_hand_map_on_photos_held_as_video_is_no_hand() {
+    // Photos held as video: no hand in view, but one frame's hand map reads 0.6 somewhere and
+    // covers no square. The camera has not seen the hand that moved the knight, so the board's
+    // illegal jump g1-g3 is read as it is where no hand is seen.
+    let start = Chess::default();
+    let mut film = Film::new();
+    film.show(start.board(), 40, 0.05, &[], None);
+    film.show(start.board(), 1, 0.05, &[], Some(Color::White));
+    film.readings.last_mut().expect("a reading").hands.white[0] = 0.6;
+    let mut after = start.board().clone();
+    after.discard_piece_at(Square::G1);
+    after.set_piece_at(Square::G3, Color::White.knight());
+    film.show(&after, 40, 0.05, &[], None);
+    let mut reply = after.clone();
+    reply.discard_piece_at(Square::E7);
+    reply.set_piece_at(Square::E5, Color::Black.pawn());
+    film.show(&reply, 40, 0.05, &[], None);
+    let (read, _) = film.decode(start, Options::default());
+    assert_eq!(ucis(&read), ["g1g3", "e7e5"]);
+    assert!(read[0].illegal);
+}
+
+#[test]
 fn a_knocked_piece_is_no_move() {
     let start = Chess::default();
     let moves = line(&start, "e4");
