@@ -215,7 +215,7 @@ impl Reconciler {
         }
         if let Some(last) = last_made {
             for ev in &window[..=last] {
-                outcome.events.push(self.engine.apply(&vouched(m, ev), records));
+                outcome.events.push(self.engine.apply(&vouched(m, &in_time(m, ev)), records));
             }
             self.settled = window[last].t;
             self.events.drain(..=last);
@@ -284,6 +284,20 @@ fn vouched(m: &DecodedMove, ev: &Event) -> Event {
     }
 }
 
+/// `ev`, a tracker's event that goes to make move `m`, dated no later than the board showed
+/// the move done with no hand over it: the piece had been let go then. The tracker, which sees
+/// one reading a photo, can take a photo longer to follow a move the decoder reads at once (an
+/// illegal one: the decoder corrects its readings until it takes the move), and its lift and
+/// set-down would date the move, and a ruling on it, at the next photo.
+fn in_time(m: &DecodedMove, ev: &Event) -> Event {
+    let acts = matches!(ev.action, Action::Lift(_) | Action::Release(_) | Action::Place { .. } | Action::Remove(_));
+    let on_its_squares = ev.action.square().is_some_and(|sq| crate::rules::differing(m.before.board(), m.after().board()).contains(sq));
+    match m.released {
+        Some(released) if acts && on_its_squares && ev.t > released => Event { t: released, ..*ev },
+        _ => *ev,
+    }
+}
+
 /// The events that make move `m` by `hand` (the mover's first hand, its number in doubt, where
 /// none was seen): begun at `m.began`, done at `m.t`, none before `earliest`.
 fn own_events(m: &DecodedMove, hand: Option<Hand>, earliest: f64) -> Vec<Event> {
@@ -335,7 +349,7 @@ mod tests {
     use shakmaty::{Chess, Color, Role};
 
     fn decoded(before: &Chess, mv: Move, began: f64, t: f64) -> DecodedMove {
-        DecodedMove { mv, before: before.clone(), illegal: false, began, t, conf: 0.99 }
+        DecodedMove { mv, before: before.clone(), illegal: false, began, t, released: None, conf: 0.99 }
     }
 
     fn moves(records: &[Record]) -> Vec<String> {
@@ -423,6 +437,27 @@ mod tests {
     }
 
     #[test]
+    fn where_no_hand_was_seen_the_trackers_events_are_dated_no_later_than_the_board_showed_the_move() {
+        // Photos a move apart: the board showed 1.e4 done at 4.0 s, no hand seen; the tracker
+        // followed it a photo later, at 6.0 s. Its lift and set-down stand, dated at 4.0 s; a
+        // touch of another piece it saw then keeps its time.
+        let start = Chess::default();
+        let mut r = Reconciler::new(Engine::new(start.clone(), Options::default()), Vec::new());
+        let w1 = Hand { side: Color::White, number: 1 };
+        let ev = |t, action| Event { t, action, hand: w1, conf: Some(0.9), hand_conf: None };
+        let e4 = Move::Normal { role: Role::Pawn, from: Square::E2, capture: None, to: Square::E4, promotion: None };
+        let tracked = vec![ev(6.0, Action::Touch(Square::D2)), ev(6.0, Action::Lift(Square::E2)), ev(6.0, Action::Release(Square::E4))];
+        let mut records = Vec::new();
+        let seen = DecodedMove { released: Some(4.0), ..decoded(&start, e4, 4.0, 4.0) };
+        let out = r.push(tracked.clone(), vec![seen], 8.0, 8.0, &mut records);
+        assert_eq!(out.events.iter().map(|e| e.t).collect::<Vec<_>>(), [6.0, 4.0, 4.0]);
+        // Where hands were in view, the tracker's times stand.
+        let mut r = Reconciler::new(Engine::new(start.clone(), Options::default()), Vec::new());
+        let out = r.push(tracked, vec![decoded(&start, e4, 4.0, 4.0)], 8.0, 8.0, &mut Vec::new());
+        assert_eq!(out.events.iter().map(|e| e.t).collect::<Vec<_>>(), [6.0, 6.0, 6.0]);
+    }
+
+    #[test]
     fn a_move_the_trackers_events_miss_stands_on_its_own_events() {
         let start = Chess::default();
         let mut r = Reconciler::new(Engine::new(start.clone(), Options::default()), Vec::new());
@@ -497,9 +532,9 @@ mod tests {
         let mut checked = start.clone();
         checked.play_unchecked(bb4);
         let nf3 = crate::read::hypothesis::Transition::illegal(&checked, Square::G1, Square::F3).expect("a knight's move");
-        let illegal = DecodedMove { mv: nf3.mv, before: checked.clone(), illegal: true, began: 4.0, t: 4.0, conf: 1.0 };
+        let illegal = DecodedMove { mv: nf3.mv, before: checked.clone(), illegal: true, began: 4.0, t: 4.0, released: None, conf: 1.0 };
         let bxd2 = Move::Normal { role: Role::Bishop, from: Square::B4, capture: Some(Role::Pawn), to: Square::D2, promotion: None };
-        let replies = DecodedMove { mv: bxd2, before: nf3.after.clone(), illegal: false, began: 6.0, t: 6.0, conf: 1.0 };
+        let replies = DecodedMove { mv: bxd2, before: nf3.after.clone(), illegal: false, began: 6.0, t: 6.0, released: None, conf: 1.0 };
         let nf3_events = [ev(4.0, Action::Lift(Square::G1), w1, 0.95), ev(4.0, Action::Release(Square::F3), w1, 0.5)];
         let bxd2_events = [ev(6.0, Action::Remove(Some(Square::D2)), b1, 0.95), ev(6.0, Action::Lift(Square::B4), b1, 0.95), ev(6.0, Action::Release(Square::D2), b1, 0.95)];
         let bb4_events = vec![ev(2.0, Action::Lift(Square::F8), b1, 0.95), ev(2.0, Action::Release(Square::B4), b1, 0.95)];

@@ -23,6 +23,8 @@ pub struct Step {
     pub began: f64,
     /// When the board first showed the move completed.
     pub t: f64,
+    /// No hand was seen over the board for seconds then: the piece had been let go.
+    pub bare: bool,
     /// The position before the move.
     pub before: Chess,
     /// The history before it.
@@ -34,7 +36,7 @@ pub struct Step {
 impl Step {
     /// The move as the decoder says it, with its confidence `conf`.
     pub fn decoded(&self, conf: f32) -> super::DecodedMove {
-        super::DecodedMove { mv: self.mv, before: self.before.clone(), illegal: self.illegal, began: self.began, t: self.t, conf }
+        super::DecodedMove { mv: self.mv, before: self.before.clone(), illegal: self.illegal, began: self.began, t: self.t, released: self.bare.then_some(self.t), conf }
     }
 
     /// The step at `depth` in this history (1 = the first move), if the history is that long.
@@ -306,9 +308,9 @@ impl Node {
     }
 
     /// The node after `t`: the move done, its position shown, at `t`.
-    pub fn complete(&self, tr: &Transition, cost: f64, t: f64) -> Node {
+    pub fn complete(&self, tr: &Transition, cost: f64, t: f64, bare: bool) -> Node {
         let began = if self.quiet() { t } else { self.began };
-        let step = Step { mv: tr.mv, illegal: tr.illegal, began, t, before: self.pos.clone(), prev: self.hist.clone(), depth: self.depth() + 1 };
+        let step = Step { mv: tr.mv, illegal: tr.illegal, began, t, bare, before: self.pos.clone(), prev: self.hist.clone(), depth: self.depth() + 1 };
         Node { pos: tr.after.clone(), shown: tr.after.board().clone(), cost, hist: Some(Arc::new(step)), began: t }
     }
 

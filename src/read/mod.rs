@@ -160,6 +160,9 @@ pub struct DecodedMove {
     pub began: f64,
     /// When the board first showed it done, in the history read.
     pub t: f64,
+    /// Where the board showed it done with no hand seen over the board for seconds (photos, a
+    /// photo a move held as video), that moment: its piece had been let go by then.
+    pub released: Option<f64>,
     /// How sure the decoder is, 0.5 to 1: from the cost of the best history without it.
     pub conf: f32,
 }
@@ -408,7 +411,7 @@ impl Decoder {
         match (shown.next(), shown.next()) {
             (Some(tr), None) => {
                 let text = format!("the footage ends in the middle of {} ({squares} as the board shows them): put out unfinished", san(&node.pos, tr.mv));
-                let mv = DecodedMove { mv: tr.mv, before: node.pos.clone(), illegal: false, began: node.began, t, conf: UNFINISHED_CONF };
+                let mv = DecodedMove { mv: tr.mv, before: node.pos.clone(), illegal: false, began: node.began, t, released: None, conf: UNFINISHED_CONF };
                 Decoded::Unfinished { t, text, mv: Some(mv) }
             }
             _ => Decoded::Unfinished { t, text: format!("the footage ends in the middle of a move ({squares} as the board shows them): which move is not shown, so none is put out"), mv: None },
@@ -469,7 +472,9 @@ impl Decoder {
             self.covered[sq as usize] = t;
         }
         let reached: Bitboard = shakmaty::Square::ALL.into_iter().filter(|&sq| t - self.covered[sq as usize] <= REACHED_S).collect();
-        let reached = if skip || reached.is_empty() { Bitboard::FULL } else { reached };
+        // No hand in view lately: a move the board shows done was let go by now.
+        let bare = reached.is_empty();
+        let reached = if skip || bare { Bitboard::FULL } else { reached };
         let unheld = costs.unheld * ev.weight * f64::from(1.0 - ev.hands);
         let beam = std::mem::take(&mut self.beam);
         let mut next: HashMap<(u64, u64), Node> = HashMap::new();
@@ -514,7 +519,7 @@ impl Decoder {
                 // that does. Its price is paid once; the evidence for it adds up reading by
                 // reading.
                 if done - held < 0.0 {
-                    keep(node.complete(tr, seen + done + moved + price, t));
+                    keep(node.complete(tr, seen + done + moved + price, t, bare));
                 }
                 if tr.illegal {
                     continue;
@@ -543,8 +548,8 @@ impl Decoder {
             if skip && quiet && settled < BRIDGE_FROM && seen - node.cost + one_move >= ev.weight * (costs.legal + costs.skip) {
                 for (steps, price, delta) in self.bridge(node, ev).into_iter().filter(|b| b.2 < 0.0).take(BRIDGE_KEPT) {
                     let (last, first) = steps.split_last().expect("a bridge has moves");
-                    let to = first.iter().fold(node.clone(), |to, tr| to.complete(tr, 0.0, t));
-                    keep(to.complete(last, seen + delta + price, t));
+                    let to = first.iter().fold(node.clone(), |to, tr| to.complete(tr, 0.0, t, bare));
+                    keep(to.complete(last, seen + delta + price, t, bare));
                 }
             }
             settled += usize::from(quiet);
