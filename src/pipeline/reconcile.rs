@@ -203,6 +203,7 @@ impl Reconciler {
         tracing::debug!("settling {} (began {:.2}s, done {:.2}s) with the events up to {cut:.2}s", crate::rules::record::uci(m.mv), m.began, m.t);
         let window: Vec<Event> = self.events.iter().filter(|e| e.t <= cut).copied().collect();
         let after = m.after();
+        let squares = crate::rules::differing(m.before.board(), after.board());
         // Made: a legal move standing, or the pieces where an illegal one put them.
         let made = |engine: &Engine| engine.position() == &m.before && if m.illegal { engine.board() == after.board() } else { engine.standing() == Some(m.mv) };
         let mut trial = self.engine.clone();
@@ -215,7 +216,7 @@ impl Reconciler {
         }
         if let Some(last) = last_made {
             for ev in &window[..=last] {
-                outcome.events.push(self.engine.apply(&vouched(m, &in_time(m, ev)), records));
+                outcome.events.push(self.engine.apply(&vouched(m, &in_time(m, squares, ev)), records));
             }
             self.settled = window[last].t;
             self.events.drain(..=last);
@@ -284,14 +285,14 @@ fn vouched(m: &DecodedMove, ev: &Event) -> Event {
     }
 }
 
-/// `ev`, a tracker's event that goes to make move `m`, dated no later than the board showed
-/// the move done with no hand over it: the piece had been let go then. The tracker, which sees
+/// `ev`, a tracker's event that goes to make move `m` (which changes `squares`), dated no later
+/// than the board showed the move done with no hand over it: the piece had been let go then. The tracker, which sees
 /// one reading a photo, can take a photo longer to follow a move the decoder reads at once (an
 /// illegal one: the decoder corrects its readings until it takes the move), and its lift and
 /// set-down would date the move, and a ruling on it, at the next photo.
-fn in_time(m: &DecodedMove, ev: &Event) -> Event {
+fn in_time(m: &DecodedMove, squares: shakmaty::Bitboard, ev: &Event) -> Event {
     let acts = matches!(ev.action, Action::Lift(_) | Action::Release(_) | Action::Place { .. } | Action::Remove(_));
-    let on_its_squares = ev.action.square().is_some_and(|sq| crate::rules::differing(m.before.board(), m.after().board()).contains(sq));
+    let on_its_squares = ev.action.square().is_some_and(|sq| squares.contains(sq));
     match m.released {
         Some(released) if acts && on_its_squares && ev.t > released => Event { t: released, ..*ev },
         _ => *ev,

@@ -412,7 +412,7 @@ fn a_faint_blip_of_the_hand_map_on_photos_held_as_video_is_no_hand() {
     let start = Chess::default();
     let mut film = Film::new();
     film.show(start.board(), 40, 0.05, &[], None);
-    film.show(start.board(), 1, 0.05, &[], Some(Color::White));
+    film.show(start.board(), 1, 0.05, &[], None);
     film.readings.last_mut().expect("a reading").hands.white[0] = 0.6;
     let mut after = start.board().clone();
     after.discard_piece_at(Square::G1);
