@@ -532,6 +532,33 @@ mod tests {
         assert!(out.windows(2).all(|w| w[0].t <= w[1].t));
     }
 
+    #[test]
+    fn a_lift_is_dated_from_the_grasp_through_the_frames_the_gate_passed_over() {
+        let [start, lifted, _] = knight_to_f3();
+        let mut tracker = Tracker::new(start.clone(), Options::default());
+        let mut out = Vec::new();
+        // At 20 frames a second, `frame` readings: the hand comes to the knight, grasps it
+        // (frames 5 and 6) and holds still, so the gate reads no frame until the 13th. The hand
+        // holding the knight is still over g1 then, and the square reads the knight, uncovered,
+        // once; then empty.
+        let readings = [(1, &start, 0.0, 0.0), (2, &start, 0.0, 0.0), (3, &start, 0.0, 0.0), (4, &start, 0.0, 0.0), (5, &start, 0.9, 0.5), (6, &start, 0.9, 0.5), (13, &start, 0.2, 0.0)]
+            .into_iter()
+            .chain((14..20).map(|frame| (frame, &lifted, 0.0, 0.0)));
+        for (frame, board, contact, cover) in readings {
+            let mut r = reading(frame as f64 * 0.05, board);
+            r.frame = frame;
+            arm(&mut r.hands.white, 39, 27..=53);
+            r.squares[Square::G1 as usize].contact = contact;
+            r.squares[Square::G1 as usize].cover = cover;
+            tracker.push(&r, &mut out);
+        }
+        tracker.finish(&mut out);
+        let lift = out.iter().find(|e| e.action == Action::Lift(Square::G1)).expect("the lift");
+        // The grasp lasted to frame 12 (0.60 s); the knight left LIFT_LEAD_S before it, not at
+        // the first reading of g1 empty (0.70 s) after the lone reading of it in the hand.
+        assert!((lift.t - (0.60 - 0.17)).abs() < 1e-9, "{lift:?}");
+    }
+
     /// The knight g1-f3, set down with the arm over f3 through `stages`, each (whether the
     /// readings see the knight on f3 yet, the contact read there, how many readings, whether
     /// the hand covers f3), then the hand gone. The events, and the span of time of each stage.

@@ -9,8 +9,10 @@
 //! stable kind is confirmed from [`Options::class_min`]), so a shadow, a blurred frame or a
 //! square the model is unsure of does not flip. A change is dated back to when the hand
 //! did it: between the last reading that confirmed the old piece and the first that showed the
-//! new one. A piece leaving went with the hand's last grasp of it (the last reading of at least
-//! [`Options::grasp_min`] contact), or else with the hand last seen near the square. A piece
+//! new one. A piece leaving left a moment ([`LIFT_LEAD_S`]) before the hand's last grasp of it
+//! (the last reading of at least [`Options::grasp_min`] contact, lasting through the frames the
+//! gate passed over after it; one trusted reading of the piece, still in the hand over its
+//! square, does not end it), or else with the hand last seen near the square. A piece
 //! arriving under a hand was let go while the fingers were on it: at the weighted mean time of
 //! the contact read there since the square last read empty (the hand arrives, sets the piece
 //! down, lets go and withdraws; the contact read is weak while the hand comes and goes, and from
@@ -113,6 +115,12 @@ const UNDERPROMOTION_ODDS: f32 = 10.0;
 /// illegal move, 7.5.1).
 const LONG_RANGE_UNDERPROMOTION_ODDS: f32 = 100.0;
 
+/// A piece lifted leaves its square this long (seconds) before the last reading of the hand's
+/// grasp on it (contact at [`Options::grasp_min`] or more): the hand holding it is still over
+/// the square for a moment. The median over the lifts of the 42 rendered clips of
+/// `render.touches` (seeds 50000-50041), printed by `training/fit_event_times.py`.
+const LIFT_LEAD_S: f64 = 0.17;
+
 /// Seconds of trusted readings each square keeps (see [`Squares::occupied`]).
 const HISTORY_S: f64 = 20.0;
 
@@ -181,6 +189,10 @@ struct SquareState {
     last_contact: Sighting,
     /// The last reading with at least [`Options::grasp_min`] contact.
     last_grasp: Sighting,
+    /// Trusted readings of the stable content since `last_grasp` (see [`SquareState::seen`]).
+    since_grasp: usize,
+    /// The last reading held the piece (`last_grasp` is it).
+    grasping: bool,
     /// The readings' contact since the last confirmation, summed, and summed times their
     /// time: where a piece was set down, the fingers were on it about their weighted mean.
     contact_sum: f64,
@@ -203,13 +215,15 @@ pub struct Squares {
     /// Per square, the time and occupied probability of its trusted readings of the last
     /// [`HISTORY_S`] seconds.
     history: Vec<VecDeque<(f64, f32)>>,
+    /// The time and frame of the last reading.
+    last: Option<(f64, u64)>,
 }
 
 impl Squares {
     /// Starts from `board`, taken as confirmed at time 0.
     pub fn new(board: Board) -> Squares {
         let fresh = SquareState { changed: f64::NEG_INFINITY, ..SquareState::default() };
-        Squares { board, state: [fresh; 64], history: vec![VecDeque::new(); 64] }
+        Squares { board, state: [fresh; 64], history: vec![VecDeque::new(); 64], last: None }
     }
 
     /// The stable board.
@@ -276,6 +290,12 @@ impl Squares {
     /// Takes in one reading; appends what changed to `out`.
     pub fn update(&mut self, reading: &Reading, hands: &Hands, opts: &Options, out: &mut Vec<Seen>) {
         let t = reading.t;
+        // The frames between two readings are those the gate found unchanged: each showed what
+        // the last reading did, up to the frame before this one.
+        let unchanged_until = match self.last.replace((t, reading.frame)) {
+            Some((was, frame)) if reading.frame > frame => t - (t - was) / (reading.frame - frame) as f64,
+            _ => t,
+        };
         for sq in Square::ALL {
             let r = reading.square(sq);
             let nearest = hands.nearest(&reading.hands, sq);
@@ -291,6 +311,11 @@ impl Squares {
             }
             if r.contact >= opts.grasp_min {
                 st.last_grasp = Some((t, nearest.map(|(h, _)| h)));
+                st.since_grasp = 0;
+                st.grasping = true;
+            } else if std::mem::take(&mut st.grasping) && let Some((at, _)) = &mut st.last_grasp {
+                // The grasp lasted through the frames the gate passed over.
+                *at = at.max(unchanged_until);
             }
             if r.contact >= opts.contact_min {
                 let hand = nearest.map(|(h, _)| h);
@@ -360,7 +385,7 @@ impl Squares {
                 st.knocked = false;
                 st.recognised = true;
                 st.candidate = None;
-                st.confirm(t);
+                st.seen(t, opts.hold);
                 continue;
             }
             // A piece of the other colour, or a piece on an empty square: its kind is the
@@ -397,8 +422,8 @@ impl Squares {
                 // withdrawal, the first the arrival).
                 Some(_) if st.contact_sum > 0.0 => (st.contact_moment / st.contact_sum).min(first),
                 Some(_) => evidence.map_or(first, |(at, _)| at.min(first)),
-                // Leaving: it went with the hand's last grasp of it.
-                None => st.last_grasp.or(evidence).map_or(first, |(at, _)| at.min(first)),
+                // Leaving: it went a little before the hand's last grasp of it.
+                None => st.last_grasp.map(|(at, hand)| (at - LIFT_LEAD_S, hand)).or(evidence).map_or(first, |(at, _)| at.min(first)),
             }
             .max(st.confirmed);
             // A piece leaving with no hand seen at it went with the nearest hand there is.
@@ -480,6 +505,20 @@ impl SquareState {
         out.push(Seen::Change { sq, to: Some(piece), t: when, hand });
         self.changed = when;
         self.confirm(now);
+    }
+
+    /// A trusted reading showed the stable content. Right after the fingers held the piece, one
+    /// such reading does not yet show that they left it there: a piece lifted is still over its
+    /// square, in the hand, for a reading or two, and a lift read so was dated after it, a
+    /// third of a second late. As for a change, `hold` readings settle it.
+    fn seen(&mut self, t: f64, hold: usize) {
+        if self.last_grasp.is_some() {
+            self.since_grasp += 1;
+            if self.since_grasp < hold {
+                return;
+            }
+        }
+        self.confirm(t);
     }
 
     /// A reading confirmed the stable content: what happened before it is settled. (Not while a
