@@ -559,6 +559,38 @@ mod tests {
         assert!((lift.t - (0.60 - 0.17)).abs() < 1e-9, "{lift:?}");
     }
 
+    #[test]
+    fn a_piece_set_down_is_dated_by_the_contact_of_every_frame_the_frames_the_gate_passed_over_included() {
+        let [start, lifted, after] = knight_to_f3();
+        let mut tracker = Tracker::new(start.clone(), Options::default());
+        let mut out = Vec::new();
+        // (frame, board, arm over f3, contact on f3): the hand sets the knight down at frame 9
+        // and holds still on it to frame 19, which the gate passes over; at frame 20 the
+        // fingers are leaving it, and from frame 21 the hand is gone.
+        let readings = (1..5)
+            .map(|frame| (frame, &start, true, 0.0))
+            .chain((5..9).map(|frame| (frame, &lifted, true, 0.0)))
+            .chain([(9, &lifted, true, 0.9), (20, &lifted, true, 0.1)])
+            .chain((21..27).map(|frame| (frame, &after, false, 0.0)));
+        for (frame, board, hand, contact) in readings {
+            let mut r = reading(frame as f64 * 0.05, board);
+            r.frame = frame;
+            if hand {
+                arm(&mut r.hands.white, 33, 27..=53);
+                r.squares[Square::F3 as usize].cover = 0.9;
+            }
+            r.squares[Square::F3 as usize].contact = contact;
+            tracker.push(&r, &mut out);
+        }
+        tracker.finish(&mut out);
+        let release = out.iter().find(|e| e.action == Action::Release(Square::F3)).expect("the release");
+        // The weighted mean over frames 9 to 20: eleven frames at 0.9 (0.45 s, then 0.50 to
+        // 0.95 s, mean 0.725 s), one at 0.1 (1.0 s). Counting the readings alone would give
+        // 0.505 s, the fingers' first moment on it.
+        let mean = (0.9 * 0.45 + 0.9 * 10.0 * 0.725 + 0.1 * 1.0) / (0.9 * 11.0 + 0.1);
+        assert!((release.t - mean).abs() < 1e-9, "{release:?}, not {mean}");
+    }
+
     /// The knight g1-f3, set down with the arm over f3 through `stages`, each (whether the
     /// readings see the knight on f3 yet, the contact read there, how many readings, whether
     /// the hand covers f3), then the hand gone. The events, and the span of time of each stage.

@@ -14,7 +14,8 @@
 //! gate passed over after it; one trusted reading of the piece, still in the hand over its
 //! square, does not end it), or else with the hand last seen near the square. A piece
 //! arriving under a hand was let go while the fingers were on it: at the weighted mean time of
-//! the contact read there since the square last read empty (the hand arrives, sets the piece
+//! the contact read there, frame by frame (a frame the gate passed over as the reading before
+//! it), since the square last read empty (the hand arrives, sets the piece
 //! down, lets go and withdraws; the contact read is weak while the hand comes and goes, and from
 //! above it stays up while the hand hovers, so its last reading is the withdrawal, not the
 //! release). The hand is the one seen there then (for a piece leaving with no hand seen near,
@@ -193,8 +194,10 @@ struct SquareState {
     since_grasp: usize,
     /// The last reading held the piece (`last_grasp` is it).
     grasping: bool,
-    /// The readings' contact since the last confirmation, summed, and summed times their
-    /// time: where a piece was set down, the fingers were on it about their weighted mean.
+    /// The contact of the last reading.
+    contact: f64,
+    /// The frames' contact since the last confirmation, summed, and summed times their time:
+    /// where a piece was set down, the fingers were on it about their weighted mean.
     contact_sum: f64,
     contact_moment: f64,
     first_near: Sighting,
@@ -292,9 +295,13 @@ impl Squares {
         let t = reading.t;
         // The frames between two readings are those the gate found unchanged: each showed what
         // the last reading did, up to the frame before this one.
-        let unchanged_until = match self.last.replace((t, reading.frame)) {
-            Some((was, frame)) if reading.frame > frame => t - (t - was) / (reading.frame - frame) as f64,
-            _ => t,
+        // `skipped` such frames, their mean time `skipped_t`.
+        let (unchanged_until, skipped, skipped_t) = match self.last.replace((t, reading.frame)) {
+            Some((was, frame)) if reading.frame > frame => {
+                let step = (t - was) / (reading.frame - frame) as f64;
+                (t - step, (reading.frame - frame - 1) as f64, (was + t) / 2.0)
+            }
+            _ => (t, 0.0, t),
         };
         for sq in Square::ALL {
             let r = reading.square(sq);
@@ -305,10 +312,14 @@ impl Squares {
                 st.first_near.get_or_insert((t, near));
                 st.last_near = Some((t, near));
             }
-            if r.contact.is_finite() {
-                st.contact_sum += f64::from(r.contact);
-                st.contact_moment += f64::from(r.contact) * t;
+            // Each frame counts once, those the gate passed over as the last reading had them.
+            if skipped > 0.0 {
+                st.contact_sum += st.contact * skipped;
+                st.contact_moment += st.contact * skipped * skipped_t;
             }
+            st.contact = if r.contact.is_finite() { f64::from(r.contact) } else { 0.0 };
+            st.contact_sum += st.contact;
+            st.contact_moment += st.contact * t;
             if r.contact >= opts.grasp_min {
                 st.last_grasp = Some((t, nearest.map(|(h, _)| h)));
                 st.since_grasp = 0;
