@@ -556,7 +556,7 @@ mod tests {
         let lift = out.iter().find(|e| e.action == Action::Lift(Square::G1)).expect("the lift");
         // The grasp lasted to frame 12 (0.60 s); the knight left LIFT_LEAD_S before it, not at
         // the first reading of g1 empty (0.70 s) after the lone reading of it in the hand.
-        assert!((lift.t - (0.60 - 0.17)).abs() < 1e-9, "{lift:?}");
+        assert!((lift.t - (0.60 - squares::LIFT_LEAD_S)).abs() < 1e-9, "{lift:?}");
     }
 
     #[test]

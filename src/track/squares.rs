@@ -120,7 +120,7 @@ const LONG_RANGE_UNDERPROMOTION_ODDS: f32 = 100.0;
 /// grasp on it (contact at [`Options::grasp_min`] or more): the hand holding it is still over
 /// the square for a moment. The median over the lifts of the 42 rendered clips of
 /// `render.touches` (seeds 50000-50041), printed by `training/fit_event_times.py`.
-const LIFT_LEAD_S: f64 = 0.17;
+pub(super) const LIFT_LEAD_S: f64 = 0.17;
 
 /// Seconds of trusted readings each square keeps (see [`Squares::occupied`]).
 const HISTORY_S: f64 = 20.0;
@@ -192,8 +192,6 @@ struct SquareState {
     last_grasp: Sighting,
     /// Trusted readings of the stable content since `last_grasp` (see [`SquareState::seen`]).
     since_grasp: usize,
-    /// The last reading held the piece (`last_grasp` is it).
-    grasping: bool,
     /// The contact of the last reading.
     contact: f64,
     /// The frames' contact since the last confirmation, summed, and summed times their time:
@@ -294,9 +292,11 @@ impl Squares {
     pub fn update(&mut self, reading: &Reading, hands: &Hands, opts: &Options, out: &mut Vec<Seen>) {
         let t = reading.t;
         // The frames between two readings are those the gate found unchanged: each showed what
-        // the last reading did, up to the frame before this one.
-        // `skipped` such frames, their mean time `skipped_t`.
-        let (unchanged_until, skipped, skipped_t) = match self.last.replace((t, reading.frame)) {
+        // the last reading (at `was`) did, up to the frame before this one. There are `skipped`
+        // of them, at a mean time of `skipped_t`.
+        let last = self.last.replace((t, reading.frame));
+        let was = last.map(|(was, _)| was);
+        let (unchanged_until, skipped, skipped_t) = match last {
             Some((was, frame)) if reading.frame > frame => {
                 let step = (t - was) / (reading.frame - frame) as f64;
                 (t - step, (reading.frame - frame - 1) as f64, (was + t) / 2.0)
@@ -323,10 +323,11 @@ impl Squares {
             if r.contact >= opts.grasp_min {
                 st.last_grasp = Some((t, nearest.map(|(h, _)| h)));
                 st.since_grasp = 0;
-                st.grasping = true;
-            } else if std::mem::take(&mut st.grasping) && let Some((at, _)) = &mut st.last_grasp {
-                // The grasp lasted through the frames the gate passed over.
-                *at = at.max(unchanged_until);
+            } else if let Some((at, _)) = &mut st.last_grasp
+                && Some(*at) == was
+            {
+                // The grasp, read last time, lasted through the frames the gate passed over.
+                *at = unchanged_until;
             }
             if r.contact >= opts.contact_min {
                 let hand = nearest.map(|(h, _)| h);
@@ -434,7 +435,7 @@ impl Squares {
                 Some(_) if st.contact_sum > 0.0 => (st.contact_moment / st.contact_sum).min(first),
                 Some(_) => evidence.map_or(first, |(at, _)| at.min(first)),
                 // Leaving: it went a little before the hand's last grasp of it.
-                None => st.last_grasp.map(|(at, hand)| (at - LIFT_LEAD_S, hand)).or(evidence).map_or(first, |(at, _)| at.min(first)),
+                None => st.last_grasp.map(|(at, _)| at - LIFT_LEAD_S).or(evidence.map(|(at, _)| at)).map_or(first, |at| at.min(first)),
             }
             .max(st.confirmed);
             // A piece leaving with no hand seen at it went with the nearest hand there is.
