@@ -137,6 +137,8 @@ pub struct Summary {
     pub peak_mib: Option<f64>,
     /// Seconds the game decoder took, over all readings.
     pub decoder_seconds: f64,
+    /// Whether the footage showed touches well enough to report them, and why not.
+    pub touches: Option<track::Sight>,
 }
 
 /// What can stop a run.
@@ -223,6 +225,8 @@ struct Outcome {
     start: Option<Chess>,
     /// Seconds the decoder took on this frame's reading.
     decoding: f64,
+    /// What the footage lets the tracker see of a touch, as of this frame.
+    sight: track::Sight,
     /// When the decide stage was done with the frame: its records were decided.
     decided_at: SystemTime,
 }
@@ -289,6 +293,7 @@ pub fn run(config: &Config, stop: Arc<AtomicBool>, progress: &mut dyn FnMut(&Pro
         summary.analysed += u64::from(outcome.reading.is_some());
         summary.video_seconds = outcome.t;
         summary.decoder_seconds += outcome.decoding;
+        summary.touches = Some(outcome.sight);
         if let Some(l) = outcome.latency {
             summary.latencies.push(l);
         }
@@ -507,6 +512,7 @@ fn decide(mut game: Game, readings: crossbeam_channel::Receiver<Analysed>, out: 
             latency,
             start,
             decoding,
+            sight: tracker.sight(),
             decided_at: SystemTime::now(),
         };
         if let Some(undecided) = &game.undecided {
@@ -545,6 +551,7 @@ fn decide(mut game: Game, readings: crossbeam_channel::Receiver<Analysed>, out: 
             latency: None,
             start: None,
             decoding: 0.0,
+            sight: tracker.sight(),
             decided_at: SystemTime::now(),
         });
     }

@@ -22,6 +22,7 @@ use shakmaty::{Bitboard, Square};
 use crate::board::Layout;
 use crate::detect::Reading;
 use crate::events::Hand;
+use super::sight::Picture;
 
 /// A hand is near a square when it covers this much of it, or a cell of its hand map at the
 /// tracker's `hand_min` lies within half a square of it.
@@ -241,11 +242,30 @@ pub struct Stills {
     unmeasured: Vec<Settled>,
     window: Mat,
     gray: Mat,
+    /// The board's blur and contrast to noise, measured at most every [`NOISE_GAP_S`] on frames
+    /// with no hand near.
+    picture: Picture,
+    picture_t: f64,
+    /// The last frame measured, and its time, while no hand has been near since.
+    clear: Option<(Mat, f64)>,
+    /// Pixels a square, in the last warp.
+    square: u32,
 }
 
 impl Default for Stills {
     fn default() -> Stills {
-        Stills { squares: vec![State::Unseen; 64], near: [None; 64], noise: Noise::default(), unmeasured: Vec::new(), window: Mat::default(), gray: Mat::default() }
+        Stills {
+            squares: vec![State::Unseen; 64],
+            near: [None; 64],
+            noise: Noise::default(),
+            unmeasured: Vec::new(),
+            window: Mat::default(),
+            gray: Mat::default(),
+            picture: Picture::default(),
+            picture_t: f64::NEG_INFINITY,
+            clear: None,
+            square: 0,
+        }
     }
 }
 
@@ -299,6 +319,16 @@ impl Stills {
         let layout = Layout { square: (side / 9) as u32, margin: (side / 18) as u32 };
         let square = layout.square as i32;
         imgproc::cvt_color(warped, &mut self.gray, imgproc::COLOR_BGR2GRAY, 0)?;
+        self.square = layout.square;
+        if self.near.iter().all(Option::is_none) {
+            if t - self.picture_t >= NOISE_GAP_S {
+                self.picture.sample(&self.gray, layout, self.clear.as_ref().map(|(m, then)| (m, t - then)))?;
+                self.picture_t = t;
+                self.clear = Some((self.gray.clone(), t));
+            }
+        } else {
+            self.clear = None;
+        }
         if self.window.rows() != square {
             imgproc::create_hanning_window(&mut self.window, Size::new(square, square), core::CV_32F)?;
         }
@@ -369,6 +399,18 @@ impl Stills {
             }
         }
         Ok(())
+    }
+
+    /// The board's blur, σ in squares, and its contrast to noise (see `sight`).
+    pub fn picture(&self) -> (Option<f64>, Option<f64>) {
+        (self.picture.blur(), self.picture.contrast_to_noise())
+    }
+
+    /// The camera's noise floor: the change between still views of a piece, and their shift
+    /// in squares.
+    pub fn floor(&self) -> Option<(f64, f64)> {
+        let square = f64::from(self.square.max(1));
+        self.noise.floor().map(|(change, shift)| (change, shift / square))
     }
 
     /// The squares of the visits yet to be measured: a hand is near, or left and the view has

@@ -24,6 +24,7 @@ mod contacts;
 pub mod displace;
 mod hands;
 mod interpret;
+pub mod sight;
 mod squares;
 
 use opencv::core::Mat;
@@ -31,6 +32,7 @@ use shakmaty::{Board, Color, Piece, Square};
 
 pub use displace::Visit;
 pub use hands::Track;
+pub use sight::Sight;
 
 use crate::detect::Reading;
 use crate::events::Event;
@@ -140,6 +142,8 @@ pub struct Tracker {
     stills: Stills,
     /// The visits measured, for `visits.jsonl`.
     measured: Vec<Visit>,
+    /// Touches read where the footage showed them too poorly to report.
+    withheld: u64,
 }
 
 impl Tracker {
@@ -157,6 +161,7 @@ impl Tracker {
             flushed: f64::NEG_INFINITY,
             stills: Stills::default(),
             measured: Vec::new(),
+            withheld: 0,
         }
     }
 
@@ -164,8 +169,8 @@ impl Tracker {
     /// and the camera's noise floor (the visits under way are dropped).
     pub fn restart(mut self, start: Board) -> Tracker {
         self.stills.restart();
-        let expected = self.expected;
-        Tracker { stills: self.stills, expected, ..Tracker::new(start, self.opts) }
+        let (expected, withheld) = (self.expected, self.withheld);
+        Tracker { stills: self.stills, expected, withheld, ..Tracker::new(start, self.opts) }
     }
 
     /// Takes in the warped board at `t` (each frame there is one, read by the model or not):
@@ -283,7 +288,17 @@ impl Tracker {
         }
     }
 
+    /// Whether the footage shows touches, and why not (see `sight`).
+    pub fn sight(&self) -> Sight {
+        let (blur, contrast) = self.stills.picture();
+        Sight::judge(blur, contrast, self.stills.floor(), self.withheld)
+    }
+
     fn take_touches(&mut self, touches: Vec<contacts::Touch>) {
+        if !touches.is_empty() && !self.sight().reported {
+            self.withheld += touches.len() as u64;
+            return;
+        }
         for touch in touches {
             self.interpreter.push(touch.t, Observation::Touch { sq: touch.sq, hand: touch.hand, conf: touch.conf, brush: touch.brush });
         }
